@@ -1,0 +1,151 @@
+"""Build the student notebooks from the instructor notebooks.
+
+    python build_student.py               write release/<lab>/<lab>.ipynb (and its data) for every lab
+    python build_student.py --check       exit 1, naming the file, if release/ is not what a build writes
+    python build_student.py --solved DIR  write DIR/<lab>/<lab>.ipynb with the reference solutions filled in
+
+A build refuses to write anything when a lab breaks the tag vocabulary or when instructor
+material would reach the release; the error names the cell.
+"""
+import argparse
+import filecmp
+import hashlib
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import nbformat
+from nbgrader.preprocessors import CheckCellMetadata, ComputeChecksums, LockCells
+
+from course.cells import LabError
+from course.labs import ROOT, find_labs
+from course.leaks import find_leaks
+
+NBFORMAT_MINOR = 5
+
+
+def nbgrader_metadata(cell, activity_ids):
+    """nbgrader's cell roles: answers are editable, checks are graded, the rest is locked."""
+    if cell.role == "stub":
+        cell_id, flags = f"{cell.activity}-answer", {"solution": True, "grade": False, "locked": False}
+    elif cell.role == "check":
+        count = activity_ids.count(cell.activity)
+        activity_ids.append(cell.activity)
+        cell_id = f"{cell.activity}-check" + (f"-{count + 1}" if count else "")
+        flags = {"solution": False, "grade": True, "locked": True, "points": cell.points}
+    else:
+        digest = hashlib.sha1(cell.source.encode()).hexdigest()[:10]
+        cell_id, flags = f"{cell.cell_type}-{digest}", {"solution": False, "grade": False, "locked": True}
+    return cell_id, {"grade_id": cell_id, "schema_version": 3, **flags}
+
+
+def student_notebook(lab):
+    """The release notebook of `lab`: no reference cells, no outputs, nbgrader metadata."""
+    cells, used_ids, check_ids = [], set(), []
+    for cell in lab.cells:
+        if cell.role == "reference":
+            continue
+        cell_id, grading = nbgrader_metadata(cell, check_ids)
+        while cell_id in used_ids:  # identical given cells: keep ids unique and stable
+            cell_id += "-x"
+            grading["grade_id"] = cell_id
+        used_ids.add(cell_id)
+        maker = nbformat.v4.new_code_cell if cell.cell_type == "code" else nbformat.v4.new_markdown_cell
+        cells.append(maker(cell.source, id=cell_id, metadata={"nbgrader": grading}))
+    notebook = nbformat.v4.new_notebook(cells=cells, metadata={
+        "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
+        "language_info": {"name": "python"},
+        "course": {"lab": lab.name, "title": lab.title},
+    })
+    notebook.nbformat_minor = NBFORMAT_MINOR
+    for step in (CheckCellMetadata(), LockCells(), ComputeChecksums()):
+        notebook, _ = step.preprocess(notebook, {})
+    leaks = find_leaks(lab, notebook)
+    if leaks:
+        raise LabError(f"{lab.path}: instructor material would reach the release:\n  " + "\n  ".join(leaks))
+    return notebook
+
+
+def solved_notebook(lab, release):
+    """The release with every stub replaced by its reference: a perfect submission."""
+    solved = nbformat.from_dict(release)
+    answers = {f"{a.id}-answer": a.reference.source for a in lab.activities.values()}
+    for cell in solved.cells:
+        if cell.id in answers:
+            cell.source = answers.pop(cell.id)
+    return solved
+
+
+def write_lab(lab, notebook, folder):
+    """Write `notebook` and the lab's data files into `folder`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{lab.name}.ipynb").write_text(nbformat.writes(notebook) + "\n", encoding="utf-8")
+    for name in lab.data_files:
+        source = ROOT / "data" / name
+        if not source.is_file():
+            raise LabError(f"{lab.path}: data file {source} is missing")
+        (folder / "data").mkdir(exist_ok=True)
+        shutil.copyfile(source, folder / "data" / name)
+
+
+def build(out, solved=False, source=ROOT / "source"):
+    """Build every lab in `source` into `out`; return the lab folders written."""
+    folders = []
+    for lab in find_labs(source):
+        notebook = student_notebook(lab)
+        if solved:
+            notebook = solved_notebook(lab, notebook)
+        write_lab(lab, notebook, out / lab.name)
+        folders.append(out / lab.name)
+    return folders
+
+
+def stale_files(fresh, current):
+    """Paths under `current` that differ from, or are missing next to, those under `fresh`."""
+    fresh_files = {p.relative_to(fresh) for p in fresh.rglob("*") if p.is_file()}
+    current_files = {p.relative_to(current) for p in current.rglob("*") if p.is_file()} if current.is_dir() else set()
+    stale = [p for p in sorted(fresh_files) if p not in current_files
+             or not filecmp.cmp(fresh / p, current / p, shallow=False)]
+    stale += sorted(current_files - fresh_files)
+    return [current / p for p in stale]
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--check", action="store_true", help="compare release/ with a fresh build")
+    mode.add_argument("--solved", type=Path, metavar="DIR", help="write solved notebooks to DIR")
+    parser.add_argument("--source", type=Path, default=ROOT / "source", help="instructor notebooks (default: source/)")
+    parser.add_argument("--release", type=Path, default=ROOT / "release", help="student notebooks (default: release/)")
+    args = parser.parse_args(argv)
+    try:
+        if args.solved:
+            for folder in build(args.solved, solved=True, source=args.source):
+                print(f"wrote {folder}")
+            return 0
+        with tempfile.TemporaryDirectory() as scratch:
+            fresh = Path(scratch) / "release"
+            build(fresh, source=args.source)
+            if args.check:
+                stale = stale_files(fresh, args.release)
+                for path in stale:
+                    print(f"stale: {path} is not what build_student.py writes now", file=sys.stderr)
+                if stale:
+                    print("run `python build_student.py` (or `make release`) and commit release/", file=sys.stderr)
+                    return 1
+                print(f"{args.release} is up to date")
+                return 0
+            if args.release.exists():
+                shutil.rmtree(args.release)
+            shutil.copytree(fresh, args.release)
+            for lab_folder in sorted(args.release.iterdir()):
+                print(f"wrote {lab_folder}")
+        return 0
+    except LabError as error:
+        print(f"build_student.py: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,106 @@
+"""Find the labs under ``source/`` and check that each follows the tag vocabulary."""
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import jupytext
+
+from course.cells import LabError, is_optional, read_cells
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Activity:
+    id: str
+    points: int
+    optional: bool
+    stub: object
+    reference: object
+    checks: tuple
+    functions: tuple  # what the student writes, in the order the stub defines it
+
+
+class Lab:
+    """One instructor notebook: ``source/<name>/<name>.py``, the text that is the truth."""
+
+    def __init__(self, path):
+        self.path = Path(path)
+        self.name = self.path.stem
+        if not self.path.is_file():
+            raise LabError(f"{self.path}: no such instructor notebook")
+        self.notebook = jupytext.read(self.path)
+        meta = self.notebook.metadata.get("course", {})
+        if meta.get("lab") != self.name:
+            raise LabError(f"{self.path}: the notebook metadata must say course: lab: {self.name}")
+        self.title = meta.get("title", self.name)
+        self.data_files = tuple(meta.get("data", ()))
+        self.cells = read_cells(self.notebook)
+        self.activities = self._activities()
+
+    def _activities(self):
+        order, stubs, references, checks = [], {}, {}, {}
+        for position, cell in enumerate(self.cells):
+            if cell.role == "stub":
+                if cell.activity in stubs:
+                    raise LabError(f"{cell.label}: activity {cell.activity} has a second stub")
+                stubs[cell.activity] = cell
+                order.append(cell.activity)
+                following = self.cells[position + 1] if position + 1 < len(self.cells) else None
+                if not (following and following.role == "reference" and following.cell_type == "code"
+                        and following.activity == cell.activity):
+                    raise LabError(f"{cell.label}: the stub of activity {cell.activity} must be "
+                                   "directly followed by its reference cell")
+                references[cell.activity] = following
+            elif cell.role == "check":
+                checks.setdefault(cell.activity, []).append(cell)
+            elif cell.role == "reference" and cell.cell_type == "code":
+                before = self.cells[position - 1]
+                if before.role != "stub" or before.activity != cell.activity:
+                    raise LabError(f"{cell.label}: a reference code cell must directly follow "
+                                   f"the stub of activity {cell.activity}")
+        for activity in set(checks) - set(stubs):
+            raise LabError(f"{checks[activity][0].label}: a check for activity {activity}, which has no stub")
+        activities = {}
+        for activity in order:
+            if activity not in checks:
+                raise LabError(f"{stubs[activity].label}: activity {activity} has no check cell")
+            stub, reference = stubs[activity], references[activity]
+            functions = sorted(stub.defined_functions(), key=stub.source.index)
+            missing = set(functions) - reference.defined_functions()
+            if not functions or missing:
+                raise LabError(f"{reference.label}: the reference of activity {activity} must define "
+                               f"what its stub defines ({', '.join(functions) or 'nothing'})")
+            for function in functions:
+                expected = f"Complete Activity {activity}: {function}"
+                if expected not in stub.source:
+                    raise LabError(f"{stub.label}: {function} must raise NotImplementedError('{expected}')")
+            activities[activity] = Activity(activity, sum(c.points for c in checks[activity]),
+                                            is_optional(activity), stub, reference,
+                                            tuple(checks[activity]), tuple(functions))
+        self._check_headings(activities)
+        return activities
+
+    def _check_headings(self, activities):
+        """Each activity is announced by a heading that shows its id and its points."""
+        for activity in activities.values():
+            unit = "bonus point" if activity.optional else "point"
+            kind = "Optional" if activity.optional else "Activity"
+            pattern = re.compile(rf"^#+ .*\b{kind} {re.escape(activity.id)}\b.*\({activity.points} {unit}s?\)",
+                                 re.MULTILINE)
+            if not any(c.cell_type == "markdown" and pattern.search(c.source)
+                       for c in self.cells[:activity.stub.index]):
+                raise LabError(f"{self.name}: no heading '{kind} {activity.id} ... "
+                               f"({activity.points} {unit}s)' before the stub of activity {activity.id}")
+
+    @property
+    def folder(self):
+        return self.path.parent
+
+
+def find_labs(source=ROOT / "source"):
+    """Every lab in ``source``, sorted by name."""
+    source = Path(source)
+    if not source.is_dir():
+        raise LabError(f"{source}: no such folder of instructor notebooks")
+    return [Lab(path) for path in sorted(source.glob("*/*.py")) if path.stem == path.parent.name]

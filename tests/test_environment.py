@@ -1,0 +1,46 @@
+"""The set-up files agree with each other and the bundled data is the published file."""
+import hashlib
+import re
+
+import yaml
+
+from conftest import ROOT
+
+CONDA_NAMES = {"pytorch-cpu": "torch"}
+PENGUINS_SHA256 = "f204db2c753b0937caac3cb35258562c14f073e4bbc76be24b4c51ce22767a93"
+
+
+def pip_pins():
+    pins = {}
+    for line in (ROOT / "requirements.txt").read_text().splitlines():
+        line = line.split("#")[0].strip()
+        if line:
+            name, version = re.fullmatch(r"([A-Za-z0-9_.-]+)==([\w.]+)", line).groups()
+            pins[name.lower()] = version
+    return pins
+
+
+def conda_pins():
+    spec = yaml.safe_load((ROOT / "environment.yml").read_text())
+    pins = {}
+    for entry in spec["dependencies"]:
+        name, version = entry.split("=", 1)
+        pins[CONDA_NAMES.get(name, name)] = version
+    pins.pop("python")
+    return pins
+
+
+def test_requirements_and_environment_list_the_same_packages():
+    assert pip_pins() == conda_pins()
+
+
+def test_torch_is_pinned_exactly():
+    assert pip_pins()["torch"] == "2.13.0"
+
+
+def test_bundled_penguins_is_the_published_file():
+    assert hashlib.sha256((ROOT / "data/penguins.csv").read_bytes()).hexdigest() == PENGUINS_SHA256
+
+
+def test_notebook_checks_the_same_hash():
+    assert PENGUINS_SHA256 in (ROOT / "source/pt03_autodiff/pt03_autodiff.py").read_text()
