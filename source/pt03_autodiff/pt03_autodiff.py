@@ -610,13 +610,13 @@ print("Activity 1c passed: tanh_vjp and relu_vjp, relu at exactly 0 included.")
 # By hand: $u$ feeds both $a$ and $b$, so its adjoint gathers two contributions,
 # $\bar u = 3 + 2u = 11$, and then $\bar x = 2x\,\bar u = 44$.
 #
-# The next cell builds and draws this graph, then runs a backward pass that *looks* fine: it
-# processes each node the moment a depth-first search from $L$ reaches it. The helper
-# `initial_adjoints` at the top of the cell gives every node a zero adjoint and the output its
-# seed; your own `backward` will call it too. Before running it: what will this pass say
+# The next cell defines a backward pass that *looks* fine: it processes each node the moment a
+# depth-first search from $L$ reaches it. It starts from `initial_adjoints`, which gives every
+# node a zero adjoint and the output its seed; your own `backward` will call it too. The cell
+# after it builds and draws the graph and runs that pass. Before running it: what will it say
 # $\bar x$ is?
 
-# %% requires="1a 1b"
+# %%
 def initial_adjoints(nodes, output, seed):
     """A zero adjoint per node, then the seed on `output` (1 by default for a scalar)."""
     if seed is None:
@@ -648,6 +648,7 @@ def named(tensor, name):
     return tensor
 
 
+# %% requires="1a 1b"
 fan_x = Tensor(2.0, name="x")
 fan_u = named(fan_x * fan_x, "u")
 fan_a = named(3 * fan_u, "a")
@@ -892,7 +893,7 @@ print(f"Examples: {len(ytrain)} training, {len(yval)} validation, {len(ytest)} t
 #
 # `torch_reference` performs the same update in PyTorch; the checks compare yours with it.
 
-# %% requires="2"
+# %%
 def cross_entropy(logits, targets):
     """Mean cross-entropy of integer `targets` under `logits` (B, C), as one graph node."""
     logits, targets = as_tensor(logits), np.asarray(targets)
@@ -923,6 +924,7 @@ def torch_reference(X, targets, W, b, lr):
             "W": np.asarray(W) - lr * dW, "b": np.asarray(b) - lr * db}
 
 
+# %% requires="2"
 huge = Tensor([[1000.0, -1000.0, 0.0], [-1000.0, 1000.0, 0.0]])
 huge_targets = np.array([1, 0])
 huge_loss = cross_entropy(huge, huge_targets)
