@@ -9,7 +9,6 @@ material would reach the release; the error names the cell.
 """
 import argparse
 import filecmp
-import hashlib
 import shutil
 import sys
 import tempfile
@@ -18,41 +17,33 @@ from pathlib import Path
 import nbformat
 from nbgrader.preprocessors import CheckCellMetadata, ComputeChecksums, LockCells
 
-from course.cells import LabError
+from course.cells import LabError, is_optional
 from course.labs import ROOT, find_labs
 from course.leaks import find_leaks
 
 NBFORMAT_MINOR = 5
 
 
-def nbgrader_metadata(cell, activity_ids):
+def nbgrader_metadata(cell, cell_id):
     """nbgrader's cell roles: answers are editable, checks are graded, the rest is locked."""
     if cell.role == "stub":
-        cell_id, flags = f"{cell.activity}-answer", {"solution": True, "grade": False, "locked": False}
+        flags = {"solution": True, "grade": False, "locked": False}
     elif cell.role == "check":
-        count = activity_ids.count(cell.activity)
-        activity_ids.append(cell.activity)
-        cell_id = f"{cell.activity}-check" + (f"-{count + 1}" if count else "")
-        flags = {"solution": False, "grade": True, "locked": True, "points": cell.points}
+        # Optional work is nbgrader extra credit: the cell is worth nothing toward the maximum,
+        # and the grader records its bonus points as extra_credit.
+        points = 0 if is_optional(cell.activity) else cell.points
+        flags = {"solution": False, "grade": True, "locked": True, "points": points}
     else:
-        digest = hashlib.sha1(cell.source.encode()).hexdigest()[:10]
-        cell_id, flags = f"{cell.cell_type}-{digest}", {"solution": False, "grade": False, "locked": True}
-    return cell_id, {"grade_id": cell_id, "schema_version": 3, **flags}
+        flags = {"solution": False, "grade": False, "locked": True}
+    return {"grade_id": cell_id, "schema_version": 3, **flags}
 
 
 def student_notebook(lab):
     """The release notebook of `lab`: no reference cells, no outputs, nbgrader metadata."""
-    cells, used_ids, check_ids = [], set(), []
-    for cell in lab.cells:
-        if cell.role == "reference":
-            continue
-        cell_id, grading = nbgrader_metadata(cell, check_ids)
-        while cell_id in used_ids:  # identical given cells: keep ids unique and stable
-            cell_id += "-x"
-            grading["grade_id"] = cell_id
-        used_ids.add(cell_id)
+    cells = []
+    for cell, cell_id in lab.release_cells():
         maker = nbformat.v4.new_code_cell if cell.cell_type == "code" else nbformat.v4.new_markdown_cell
-        cells.append(maker(cell.source, id=cell_id, metadata={"nbgrader": grading}))
+        cells.append(maker(cell.source, id=cell_id, metadata={"nbgrader": nbgrader_metadata(cell, cell_id)}))
     notebook = nbformat.v4.new_notebook(cells=cells, metadata={
         "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
         "language_info": {"name": "python"},

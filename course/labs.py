@@ -1,4 +1,5 @@
 """Find the labs under ``source/`` and check that each follows the tag vocabulary."""
+import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,6 +93,27 @@ class Lab:
                        for c in self.cells[:activity.stub.index]):
                 raise LabError(f"{self.name}: no heading '{kind} {activity.id} ... "
                                f"({activity.points} {unit}s)' before the stub of activity {activity.id}")
+
+    def release_cells(self):
+        """(cell, id) for every cell that reaches the student notebook, with ids that stay put
+        when unrelated cells change: answers and checks are named after their activity, the
+        rest after a digest of their text."""
+        taken, checks = set(), {}
+        for cell in self.cells:
+            if cell.role == "reference":
+                continue
+            if cell.role == "stub":
+                cell_id = f"{cell.activity}-answer"
+            elif cell.role == "check":
+                checks[cell.activity] = checks.get(cell.activity, 0) + 1
+                count = checks[cell.activity]
+                cell_id = f"{cell.activity}-check" + (f"-{count}" if count > 1 else "")
+            else:
+                cell_id = f"{cell.cell_type}-{hashlib.sha1(cell.source.encode()).hexdigest()[:10]}"
+            while cell_id in taken:  # identical given cells
+                cell_id += "-x"
+            taken.add(cell_id)
+            yield cell, cell_id
 
     @property
     def folder(self):

@@ -79,7 +79,8 @@ def test_nbgrader_metadata_is_valid_and_carries_the_activities(lab, release_dir)
         answer = grading[f"{activity.id}-answer"]
         assert answer["solution"] and not answer["grade"] and not answer["locked"]
         check = grading[f"{activity.id}-check"]
-        assert check["grade"] and check["points"] == activity.points and check["grade_id"].startswith(activity.id)
+        assert check["grade"] and check["grade_id"].startswith(activity.id)
+        assert check["points"] == (0 if activity.optional else activity.points)  # bonus: extra credit
     given = [g for key, g in grading.items() if not key.endswith(("-answer", "-check"))]
     assert given and all(g["locked"] and not g["grade"] and not g["solution"] for g in given)
     assert all(cell.metadata.get("editable") is False for cell in notebook.cells

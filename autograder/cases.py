@@ -1,0 +1,71 @@
+"""What a lab's grading knowledge is made of, and the comparisons its judges share.
+
+A lab package (``autograder/labs/<lab>/``) provides ``cases()``: the questions to ask the
+submission (a probe function of its ``probes.py`` and the arguments), each with a judge that
+receives the decoded answer and returns ``None`` or a message the student can act on. Judges
+run in the grader's process with the grader's own expected values.
+"""
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from autograder.worker import Opaque
+
+
+@dataclass(frozen=True)
+class Case:
+    activity: str
+    title: str  # what was asked, in the student's terms: "matmul_vjp with a (3, 4) and b (4,)"
+    probe: str  # a function of the lab's probes.py
+    args: dict
+    judge: Callable[[object], str | None]
+
+
+def describe(value):
+    """A short phrase naming what a student function returned."""
+    if isinstance(value, np.ndarray):
+        return f"an array of shape {value.shape}"
+    if isinstance(value, Opaque):
+        return repr(value)
+    if isinstance(value, (list, tuple, dict)):
+        return f"a {type(value).__name__} of length {len(value)}"
+    return f"a {type(value).__name__} ({value!r})"
+
+
+def as_numbers(value):
+    """`value` as a float64 array when it is numeric (array, scalar, or list of numbers), else None."""
+    if isinstance(value, np.ndarray) or isinstance(value, (np.generic, int, float)) and not isinstance(value, bool):
+        array = np.asarray(value)
+        return array.astype(np.float64) if array.dtype.kind in "biuf" else None
+    if isinstance(value, (list, tuple)) and all(isinstance(v, (int, float, np.generic)) for v in value):
+        return np.asarray(value, dtype=np.float64)
+    return None
+
+
+def array_problem(got, expected, quantity, *, atol=1e-9, rtol=1e-9):
+    """None when `got` matches `expected` in shape and values, else what is wrong with it."""
+    expected = np.asarray(expected, dtype=np.float64)
+    numbers = as_numbers(got)
+    if numbers is None:
+        return f"{quantity}: expected a NumPy array, got {describe(got)}"
+    if numbers.shape != expected.shape:
+        return f"{quantity}: shape {numbers.shape}, expected {expected.shape}"
+    wrong = ~np.isclose(numbers, expected, atol=atol, rtol=rtol)
+    if wrong.any():
+        where = tuple(int(i) for i in np.argwhere(wrong)[0])
+        return (f"{quantity}: {int(wrong.sum())} of {wrong.size} entries are wrong; at index {where} "
+                f"got {numbers[where]:.6g}, expected {expected[where]:.6g}")
+    return None
+
+
+def unchanged_problem(after, sent, what):
+    """None when an argument came back as it was sent, else a message about in-place changes."""
+    numbers = as_numbers(after)
+    if numbers is None or numbers.shape != np.shape(sent) or not np.array_equal(numbers, sent):
+        return f"{what} was modified in place; work on new arrays instead"
+    return None
+
+
+def first_problem(*problems):
+    return next((p for p in problems if p), None)

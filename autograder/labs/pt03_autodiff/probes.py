@@ -1,0 +1,140 @@
+"""Questions the grader asks a pt03_autodiff submission, run inside the sandbox.
+
+Each function is executed in a copy of the submission's namespace (so `Tensor`, `backward`
+and the student's functions are globals here), calls the student's code on inputs the
+grader sent, and returns what came back as plain data. Nothing here knows an expected value
+or judges anything: that happens in the grader's own process.
+"""
+# ruff: noqa: F821 -- the names below come from the submission's namespace
+import numpy as _np
+
+
+def call(function, args):
+    """Call a student function; return its result and the arguments afterwards (in-place edits)."""
+    result = globals()[function](*args)
+    return {"result": result, "args_after": list(args)}
+
+
+def build_graph(spec):
+    """Tensors from a graph spec. Operations carry their own VJPs, so that a graph tests
+    `backward` alone, whatever the state of the student's local VJPs."""
+    nodes, calls = [], []
+
+    def counted(index, rule):
+        def vjp(v):
+            calls.append(index)
+            return rule(v)
+        return vjp
+
+    for index, (op, *operands) in enumerate(spec):
+        if op == "leaf":
+            node = Tensor(operands[0], name=f"n{index}")
+        else:
+            parents = [nodes[i] for i in operands[0]]
+            values = [p.value for p in parents]
+            if op == "weighted":  # sum_k w_k * p_k, with weights w and broadcasting of scalars
+                weights = operands[1]
+                value = sum(w * x for w, x in zip(weights, values))
+                rule = (lambda ws: lambda v: tuple(w * v for w in ws))(weights)
+            elif op == "product":  # p_0 * p_1, both of the output's shape
+                value = values[0] * values[1]
+                rule = (lambda a, b: lambda v: (v * b, v * a))(values[0], values[1])
+            elif op == "square":
+                value = values[0] ** 2
+                rule = (lambda a: lambda v: (2 * a * v,))(values[0])
+            elif op == "total":  # the sum of all entries
+                value = values[0].sum()
+                rule = (lambda shape: lambda v: (v * _np.ones(shape),))(values[0].shape)
+            else:
+                raise ValueError(f"unknown graph operation {op}")
+            node = Tensor(value, parents, counted(index, rule), f"n{index}")
+        nodes.append(node)
+    return nodes, calls
+
+
+def graph_backward(spec, seed, output):
+    """topological_order and two backward calls on one graph, as node indices and arrays."""
+    nodes, calls = build_graph(spec)
+    out = nodes[output]
+    index = {id(node): i for i, node in enumerate(nodes)}
+    order = topological_order(out)
+    order_indices = [index.get(id(node), -1) for node in order] if isinstance(order, (list, tuple)) else order
+    first = backward(out, seed)
+    calls_first = list(calls)
+    if not isinstance(first, dict):
+        return {"order": order_indices, "first": first}
+    first_copies = [first.get(node) for node in nodes]
+    first_copies = [_np.array(a) if type(a) is _np.ndarray else a for a in first_copies]
+    second = backward(out, seed)
+    second = [second.get(node) for node in nodes] if isinstance(second, dict) else second
+    return {"order": order_indices, "first": first_copies, "second": second, "calls": calls_first,
+            "values_after": [node.value for node in nodes]}
+
+
+def graph_backward_error(spec, seed, output):
+    """The name of the exception backward raises on a graph, or None."""
+    nodes, _ = build_graph(spec)
+    try:
+        backward(nodes[output], seed)
+    except Exception as error:  # which exception it was is the answer
+        return type(error).__name__
+    return None
+
+
+def broken_vjp_error(shape, wrong_shape):
+    """backward over a node whose VJP returns the wrong shape must raise ValueError."""
+    leaf = Tensor(_np.ones(shape))
+    bad = Tensor(leaf.value * 2, (leaf,), lambda v: (_np.ones(wrong_shape),), "bad")
+    try:
+        backward(bad, _np.ones(shape))
+    except Exception as error:
+        return type(error).__name__
+    return None
+
+
+def classifier_steps(X, targets, W, b, lr, steps):
+    """`steps` successive classifier_step calls, each from the previous result, and the
+    arrays first passed in, as they are afterwards."""
+    sent = {"X": X, "W": W, "b": b}
+    results = []
+    for _ in range(steps):
+        result = classifier_step(X, targets, W, b, lr)
+        results.append(result)
+        if not isinstance(result, dict) or "W" not in result or "b" not in result:
+            break
+        W, b = result["W"], result["b"]
+    return {"results": results, "sent_after": sent}
+
+
+def mlp_steps(X, targets, params, lr, steps):
+    losses = []
+    for _ in range(steps):
+        answer = mlp_step(X, targets, params, lr)
+        if not isinstance(answer, (tuple, list)) or len(answer) != 2:
+            return {"losses": losses, "bad": answer}
+        loss, params = answer
+        losses.append(loss)
+    return {"losses": losses, "params": params}
+
+
+def as_graph_function(expression):
+    """A function of one Tensor from an expression in t, as in the grader's own copy."""
+    return eval(f"lambda t: {expression}", {"const": Tensor, "Tensor": Tensor})
+
+
+def grad_of(expression, x):
+    x_before = x.copy()
+    result = grad(as_graph_function(expression))(x)
+    return {"result": result, "x_changed": x_before.tolist() != x.tolist()}
+
+
+def grad_error(expression, x):
+    try:
+        grad(as_graph_function(expression))(x)
+    except Exception as error:
+        return type(error).__name__
+    return None
+
+
+def jacobian_of(expression, x):
+    return {"result": jacobian(as_graph_function(expression), x)}

@@ -1,0 +1,71 @@
+"""Write what grading found: one JSON and one HTML page per submission, and grades.csv."""
+import csv
+import html
+import json
+import os
+from pathlib import Path
+
+
+def write_json(out, name, result):
+    """Write atomically, so an interrupted batch never leaves half a result behind."""
+    path = Path(out) / f"{name}.json"
+    partial = path.with_suffix(".json.partial")
+    partial.write_text(json.dumps(result, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(partial, path)
+    return path
+
+
+def write_csv(out, named_results):
+    activities = []
+    for _, result in named_results:
+        for test in result["tests"]:
+            if test["name"] not in activities:
+                activities.append(test["name"])
+    path = Path(out) / "grades.csv"
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["submission", "lab", "status", "score", "max_score", *activities])
+        for name, result in sorted(named_results):
+            scores = {test["name"]: test["score"] for test in result["tests"]}
+            writer.writerow([name, result["extra_data"]["lab"] or "", result["status"], result["score"],
+                             result["max_score"], *(scores.get(a, "") for a in activities)])
+    return path
+
+
+PAGE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Feedback: {title}</title>
+<style>
+body {{ font-family: system-ui, sans-serif; max-width: 56rem; margin: 2rem auto; padding: 0 1rem; color: #1d2733; }}
+table {{ border-collapse: collapse; width: 100%; }}
+th, td {{ text-align: left; padding: .5rem; border-bottom: 1px solid #d5dde6; vertical-align: top; }}
+td.points {{ white-space: nowrap; }}
+tr.passed td.points {{ color: #1d6b35; }}
+tr.failed td.points {{ color: #a12a1c; font-weight: bold; }}
+pre {{ white-space: pre-wrap; margin: 0; font-size: .9rem; }}
+</style></head><body>
+<h1>{title}</h1>
+<p>Submission <strong>{name}</strong>: {score} of {max_score} points{bonus}. Status: {status}.</p>
+{summary}
+<table><thead><tr><th>Activity</th><th>Points</th><th>What the grader found</th></tr></thead><tbody>
+{rows}
+</tbody></table>
+</body></html>
+"""
+
+
+def write_html(out, name, result, title):
+    rows = []
+    for test in result["tests"]:
+        optional = " (optional)" if "optional" in test.get("tags", []) else ""
+        rows.append(f'<tr class="{test["status"]}"><td>{html.escape(test["name"])}{optional}</td>'
+                    f'<td class="points">{test["score"]} / {test["max_score"]}</td>'
+                    f'<td><pre>{html.escape(test["output"])}</pre></td></tr>')
+    bonus = sum(t["score"] for t in result["tests"] if "optional" in t.get("tags", []))
+    page = PAGE.format(title=html.escape(title), name=html.escape(name), score=result["score"],
+                       max_score=result["max_score"], bonus=f", {bonus} of them bonus" if bonus else "",
+                       status=html.escape(result["status"]),
+                       summary=f"<pre>{html.escape(result['output'])}</pre>" if result["output"] else "",
+                       rows="\n".join(rows))
+    path = Path(out) / f"{name}.html"
+    path.write_text(page, encoding="utf-8")
+    return path

@@ -1,0 +1,142 @@
+"""The grader's hands inside the sandbox: run a submission's code, answer the grader's probes.
+
+This file is the only part of the grader a submission can see, so it imports nothing from
+the grader and holds no expected value. It reads one JSON request per line from file
+descriptor IN and writes one JSON reply per line to OUT (both given on the command line).
+Replies carry plain data only: numbers, strings, and arrays as dtype, shape and raw bytes.
+The grader compares them with its own answers, in its own process.
+
+Requests:  {"op": "run", "source": ...}                     execute a cell
+           {"op": "probe", "source": ..., "args": {...}}   define probe(), call probe(**args)
+"""
+import base64
+import json
+import os
+import sys
+
+import numpy
+
+# Taken before any submission code runs, so later monkeypatching of the modules cannot reach them.
+_ndarray, _generic, _float64 = numpy.ndarray, numpy.generic, numpy.float64
+_dumps, _loads, _b64encode, _b64decode = json.dumps, json.loads, base64.b64encode, base64.b64decode
+_write, _read = os.write, os.read
+_isinstance, _type, _str, _dict, _exec = isinstance, type, str, dict, exec
+_asarray = numpy.asarray
+_PLAIN = (bool, int, float, str, type(None))
+_MAX_ITEMS = 10000
+
+
+def encode(value, depth=0):
+    """Describe `value` without calling any method a submission could have defined."""
+    kind = _type(value)
+    if kind is _ndarray:
+        out = {"kind": "ndarray", "dtype": value.dtype.str, "shape": list(value.shape)}
+        if value.dtype.kind in "biuf" and value.size <= 10_000_000:
+            out["data"] = _b64encode(value.astype(_float64).tobytes()).decode()
+        return out
+    if kind in _PLAIN:
+        if kind is float:
+            return {"kind": "float", "hex": value.hex()}
+        if kind is str:
+            return {"kind": "str", "value": value[:2000]}
+        return {"kind": kind.__name__, "value": value}
+    if _isinstance(value, _generic) and kind.__module__ == "numpy":
+        return {"kind": "scalar", "dtype": value.dtype.str, "data": encode(_asarray(value))["data"]
+                if value.dtype.kind in "biuf" else None}
+    if depth < 6 and kind in (tuple, list):
+        return {"kind": kind.__name__, "items": [encode(item, depth + 1) for item in value[:_MAX_ITEMS]]}
+    if depth < 6 and kind is dict:
+        return {"kind": "dict", "items": [[encode(k, depth + 1), encode(v, depth + 1)]
+                                          for k, v in list(_dict.items(value))[:_MAX_ITEMS]]}
+    return {"kind": "object", "type": _str(kind.__qualname__) if _type(kind.__qualname__) is str else "?"}
+
+
+class Opaque:
+    """Stands for a value the worker would not describe further (an unknown object's type)."""
+
+    def __init__(self, what):
+        self.what = what
+
+    def __repr__(self):
+        return self.what
+
+
+def decode(value):
+    """The inverse of encode: arguments in the worker, replies in the grader."""
+    kind = value["kind"]
+    if kind in ("ndarray", "scalar"):
+        if value.get("data") is None:
+            return Opaque(f"a {kind} of dtype {value['dtype']}")
+        flat = numpy.frombuffer(_b64decode(value["data"]), dtype=_float64)
+        array = flat.astype(numpy.dtype(value["dtype"])).reshape(value.get("shape", ()))
+        return array if kind == "ndarray" else array[()]
+    if kind == "float":
+        return float.fromhex(value["hex"])
+    if kind in ("list", "tuple"):
+        items = [decode(item) for item in value["items"]]
+        return items if kind == "list" else tuple(items)
+    if kind == "dict":
+        return {_hashable(decode(k)): decode(v) for k, v in value["items"]}
+    if kind == "object":
+        return Opaque(f"an object of type {value['type']}")
+    return value["value"]
+
+
+def _hashable(key):
+    return key if _type(key) in _PLAIN or _type(key) is tuple else Opaque(repr(key))
+
+
+def describe_error(error):
+    """Type and message of an exception, without running a submission's __str__."""
+    kind = _type(error)
+    if kind.__module__ == "builtins":
+        message = _str(error)[:1000]
+    else:
+        message = ""
+    return {"error": kind.__qualname__ if _type(kind.__qualname__) is str else "?", "message": message}
+
+
+class Channel:
+    def __init__(self, fd_in, fd_out):
+        self.fd_in, self.fd_out, self.buffer = fd_in, fd_out, b""
+
+    def receive(self):
+        while b"\n" not in self.buffer:
+            chunk = _read(self.fd_in, 1 << 20)
+            if not chunk:
+                return None
+            self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return _loads(line)
+
+    def send(self, reply):
+        data = (_dumps(reply) + "\n").encode()
+        while data:
+            data = data[_write(self.fd_out, data):]
+
+
+def main(fd_in, fd_out):
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    channel = Channel(fd_in, fd_out)
+    channel.send({"ready": True})
+    while (request := channel.receive()) is not None:
+        if request["op"] == "run":
+            result = shell.run_cell(request["source"], store_history=False, silent=True)
+            failure = result.error_before_exec or result.error_in_exec
+            channel.send(describe_error(failure) if failure is not None else {"ok": True})
+        elif request["op"] == "probe":
+            sys.settrace(None)
+            sys.setprofile(None)
+            scope = _dict(shell.user_ns)
+            try:
+                _exec(request["source"], scope)
+                answer = scope["probe"](**{k: decode(v) for k, v in request["args"].items()})
+                channel.send({"ok": True, "value": encode(answer)})
+            except BaseException as error:  # the submission's errors are the grader's data
+                channel.send(describe_error(error))
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]), int(sys.argv[2]))
