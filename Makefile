@@ -4,11 +4,15 @@ VENV := .venv
 PY := $(VENV)/bin/python
 SETUP := $(VENV)/.installed
 
-.PHONY: release test test-fast instructor
+SUBMITTED ?= submitted
+GRADED ?= graded
+
+.PHONY: release test test-fast instructor grade
 
 $(SETUP): requirements.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	bash tools/install-sandbox.sh
 	touch $@
 
 # Write release/<lab>/ for every lab in source/.
@@ -26,3 +30,8 @@ test-fast: $(SETUP)
 # After editing source/<lab>/<lab>.py: regenerate and execute the paired .ipynb.
 instructor: $(SETUP)
 	$(PY) -m course.instructor
+
+# Grade every notebook under submitted/ (nbgrader's submitted/<student>/<lab>/ layout) into graded/.
+# The GitHub workflow runs exactly this.
+grade: $(SETUP)
+	$(PY) -m autograder grade $(SUBMITTED) --out $(GRADED)

@@ -119,7 +119,7 @@ class Worker:
         while b"\n" not in self._buffer:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([self._replies], [], [], left)[0]:
-                raise WorkerFailure("timeout", f"no answer within {timeout:g} s")
+                raise WorkerFailure("timeout", f"did not finish within the time limit of {timeout:.3g} s")
             chunk = os.read(self._replies, 1 << 20)
             if not chunk:
                 raise self._died()
@@ -140,8 +140,10 @@ class Worker:
             code = self.process.wait(timeout=5)
         except subprocess.TimeoutExpired:
             code = None
-        if code is not None and code < 0:
-            how = f"was killed by signal {signal.Signals(-code).name}"
+        # bubblewrap reports a child killed by signal N as exit status 128 + N.
+        number = -code if code is not None and code < 0 else code - 128 if code and code > 128 else None
+        if number in set(signal.Signals):
+            how = f"was killed by signal {signal.Signals(number).name}"
         else:
             how = f"exited with status {code}"
         return WorkerFailure("died", f"the Python process running the submission {how}")

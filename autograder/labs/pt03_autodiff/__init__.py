@@ -15,7 +15,7 @@ from autograder.cases import Case, array_problem, describe, first_problem, uncha
 # Activities whose functions call those of earlier ones. When such an activity fails and one of
 # these failed too, the grader tries it again on the reference engine (see grade.py).
 DEPENDS = {"3": ("1a", "1b", "2"), "A": ("1a", "1b", "1c", "2"), "B": ("1a", "1b", "1c", "2"),
-           "C": ("1a", "1b", "2")}
+           "C": ("1a", "1b", "1c", "2")}
 
 
 def shape_text(shape):

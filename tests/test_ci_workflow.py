@@ -1,0 +1,36 @@
+"""The GitHub workflow grades submitted/ with `make grade`; the test runs that same target."""
+import json
+import subprocess
+
+import pytest
+import yaml
+
+from conftest import ROOT
+
+WORKFLOW = ROOT / ".github/workflows/grade.yml"
+
+
+def steps():
+    return yaml.safe_load(WORKFLOW.read_text())["jobs"]["grade"]["steps"]
+
+
+def test_workflow_grades_with_make_grade_and_uploads_graded():
+    runs = [step["run"] for step in steps() if "run" in step]
+    assert runs == ["make grade"]
+    upload = next(step for step in steps() if step.get("uses", "").startswith("actions/upload-artifact"))
+    assert upload["with"]["path"] == "graded/"
+    makefile = (ROOT / "Makefile").read_text()
+    assert "GRADED ?= graded" in makefile and "SUBMITTED ?= submitted" in makefile
+
+
+@pytest.mark.slow
+def test_make_grade_grades_the_committed_submissions(tmp_path):
+    run = subprocess.run(["make", "grade", f"GRADED={tmp_path}"], cwd=ROOT, capture_output=True, text=True,
+                         timeout=1200)
+    assert run.returncode == 0, run.stdout + run.stderr
+    committed = {p.parts[-3] for p in (ROOT / "submitted").glob("*/*/*.ipynb")}
+    assert {p.stem for p in tmp_path.glob("*.json")} == committed
+    solved = json.loads((tmp_path / "example-solved.json").read_text())
+    blank = json.loads((tmp_path / "example-blank.json").read_text())
+    assert solved["score"] == 18 and blank["score"] == 0
+    assert (tmp_path / "grades.csv").is_file() and (tmp_path / "gradebook.db").is_file()
