@@ -1,0 +1,110 @@
+"""Grade the same class with our grader and with plain `nbgrader autograde`, in one run.
+
+    python bench/grading_throughput.py [--count 20] [--jobs 2]
+
+The class mixes solved, blank and one-activity-wrong submissions. The script checks that the
+two graders agree on which activities pass, then prints both wall times, the throughput ratio,
+and the time to simply execute the solved notebook once, all measured here and now (the
+machine is shared, so only ratios from the same run mean much).
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from build_student import build  # noqa: E402
+from submissions import answer_cell, with_answer  # noqa: E402
+
+LAB = "pt03_autodiff"
+BIN = Path(sys.executable).parent
+WRONG_RELU = ("def tanh_vjp(y, v):\n    return v * (1 - y * y)\n\n\n"
+              "def relu_vjp(x, v):\n    return np.where(x >= 0, v, 0.0)\n")
+
+
+def the_class(solved, blank):
+    """Variants whose mistakes stay inside one activity, so both graders can agree."""
+    missing = {a: with_answer(solved, a, answer_cell(blank, a).source) for a in ("A", "B", "C")}
+    return [("solved", solved), ("blank", blank), ("wrong-relu", with_answer(solved, "1c", WRONG_RELU)),
+            *((f"missing-{a}", nb) for a, nb in missing.items())]
+
+
+def run(command, cwd):
+    started = time.perf_counter()
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}  # nbgrader calls alembic
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, env=env)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(map(str, command))} failed:\n{done.stdout}\n{done.stderr}")
+    return time.perf_counter() - started
+
+
+def course_directory(folder, release, students):
+    """An nbgrader course: the release as nbgrader's source, and the class under submitted/."""
+    (folder / "nbgrader_config.py").write_text(
+        "c = get_config()\nc.CourseDirectory.course_id = 'autodiff'\nc.ExecutePreprocessor.timeout = 600\n")
+    shutil.copytree(release / LAB, folder / "source" / LAB)
+    run([BIN / "nbgrader", "generate_assignment", LAB, "--force"], folder)
+    for student, notebook in students:
+        target = folder / "submitted" / student / LAB
+        shutil.copytree(release / LAB / "data", target / "data")
+        nbformat.write(notebook, target / f"{LAB}.ipynb")
+
+
+def nbgrader_passes(folder, student):
+    notebook = nbformat.read(folder / "autograded" / student / LAB / f"{LAB}.ipynb", as_version=4)
+    return {cell.id.removesuffix("-check"): not any(o.output_type == "error" for o in cell.outputs)
+            for cell in notebook.cells if cell.id.endswith("-check")}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--count", type=int, default=20)
+    parser.add_argument("--jobs", type=int, default=2)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as scratch:
+        scratch = Path(scratch)
+        build(scratch / "release")
+        build(scratch / "solved", solved=True)
+        read = lambda folder: nbformat.read(folder / LAB / f"{LAB}.ipynb", as_version=4)  # noqa: E731
+        variants = the_class(read(scratch / "solved"), read(scratch / "release"))
+        students = [(f"s{i:02d}-{variants[i % len(variants)][0]}", variants[i % len(variants)][1])
+                    for i in range(args.count)]
+        course = scratch / "course"
+        course.mkdir()
+        course_directory(course, scratch / "release", students)
+
+        execute_once = run([BIN / "jupyter", "nbconvert", "--to", "notebook", "--execute", "--output",
+                            str(scratch / "executed.ipynb"), scratch / "solved" / LAB / f"{LAB}.ipynb"],
+                           scratch / "solved" / LAB)
+        ours = run([sys.executable, "-m", "autograder", "grade", course / "submitted", "--out", scratch / "ours",
+                    "--jobs", str(args.jobs)], ROOT)
+        theirs = run([BIN / "nbgrader", "autograde", LAB, "--force"], course)
+
+        disagreements = 0
+        for student, _ in students:
+            result = json.loads((scratch / "ours" / f"{student}.json").read_text())
+            our_passes = {t["name"]: t["status"] == "passed" for t in result["tests"]}
+            if our_passes != nbgrader_passes(course, student):
+                disagreements += 1
+                print(f"disagree on {student}: ours {our_passes}, nbgrader {nbgrader_passes(course, student)}")
+        print(f"submissions: {args.count} ({', '.join(name for name, _ in variants)})")
+        print(f"execute the solved notebook once (nbconvert): {execute_once:.1f} s")
+        print(f"python -m autograder grade --jobs {args.jobs}: {ours:.1f} s ({ours / args.count:.2f} s per submission)")
+        print(f"nbgrader autograde:                 {theirs:.1f} s ({theirs / args.count:.2f} s per submission)")
+        print(f"throughput ratio (nbgrader time / ours): {theirs / ours:.2f}x")
+        print(f"per-activity pass/fail disagreements: {disagreements}")
+        return 1 if disagreements else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
