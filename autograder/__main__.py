@@ -10,15 +10,15 @@ submission has a result, whatever the scores.
 import argparse
 import os
 import sys
-import traceback
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from autograder.grade import Options, error_result, grade
+from autograder.batch import grade_all
+from autograder.grade import Options
 from autograder.gradebook import GradebookWriter
-from autograder.labs import graded_labs, knowledge
+from autograder.labs import graded_labs
 from autograder.report import write_csv, write_html, write_json
-from autograder.sandbox import Limits, bwrap_available
+from autograder.mistakes import print_table, run_catalogue
+from autograder.sandbox import Limits, choose_sandbox
 from autograder.submission import student_name
 
 
@@ -45,15 +45,6 @@ def unique_names(paths):
     return names
 
 
-def safe_grade(path, options):
-    """Grading never raises: a grader bug becomes a result too, and the batch goes on."""
-    try:
-        return grade(path, options)
-    except Exception as error:  # the batch must finish whatever one notebook does
-        detail = "".join(traceback.format_exception_only(type(error), error)).strip()
-        return error_result(student_name(path), path, "grader_error", f"the grader failed: {detail}", 0.0), {}
-
-
 class Progress:
     def __init__(self, total):
         self.total, self.done, self.shown = total, 0, sys.stderr.isatty()
@@ -68,40 +59,38 @@ class Progress:
             sys.stderr.flush()
 
 
+def grading_options(args):
+    limits = Limits(cell_seconds=args.cell_timeout, submission_seconds=args.timeout, memory_bytes=args.memory << 20)
+    return Options(limits, choose_sandbox(args.sandbox))
+
+
+def command_mistakes(args):
+    rows = run_catalogue(args.lab, grading_options(args), args.jobs)
+    print_table(rows)
+    return 0
+
+
 def command_grade(args):
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     paths = find_notebooks(args.paths)
     names = unique_names(paths)
-    sandboxed = {"bwrap": True, "none": False, "auto": None}[args.sandbox]
-    if sandboxed is None:
-        sandboxed = bwrap_available()
-    if sandboxed and not bwrap_available():
-        raise SystemExit("autograder: --sandbox bwrap, but bubblewrap is not installed or cannot run here")
-    if not sandboxed:
-        print("autograder: grading WITHOUT a sandbox: submissions can read and write this machine's files",
-              file=sys.stderr)
-    options = Options(Limits(cell_seconds=args.cell_timeout, submission_seconds=args.timeout,
-                             memory_bytes=args.memory << 20), sandboxed)
-    for name in graded_labs():
-        knowledge(name).cases()  # PyTorch's answers, computed once before the threads start
+    options = grading_options(args)
     gradebook = GradebookWriter(args.db or f"sqlite:///{(out / 'gradebook.db').resolve()}", out)
     results, progress, gradebook_failures = [], Progress(len(paths)), []
-    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        pending = {pool.submit(safe_grade, path, options): name for path, name in zip(paths, names)}
-        for future in as_completed(pending):
-            name = pending[future]
-            result, answers = future.result()
-            result["extra_data"]["submission"] = name
-            write_json(out, name, result)
-            title = graded_labs()[result["extra_data"]["lab"]].title if result["extra_data"]["lab"] else "Submission"
-            write_html(out, name, result, title)
-            try:
-                gradebook.record(name, result, answers)
-            except Exception as error:  # the JSON is written; keep grading, report at the end
-                gradebook_failures.append(f"{name}: {type(error).__name__}: {error}")
-            results.append((name, result))
-            progress.step(name, result)
+
+    def keep(name, result, answers):
+        write_json(out, name, result)
+        lab = result["extra_data"]["lab"]
+        write_html(out, name, result, graded_labs()[lab].title if lab else "Submission")
+        try:
+            gradebook.record(name, result, answers)
+        except Exception as error:  # the JSON is written; keep grading, report at the end
+            gradebook_failures.append(f"{name}: {type(error).__name__}: {error}")
+        results.append((name, result))
+        progress.step(name, result)
+
+    grade_all(list(zip(names, paths)), options, args.jobs, keep)
     write_csv(out, results)
     graded = sum(result["status"] == "graded" for _, result in results)
     print(f"graded {graded} of {len(results)} submissions; results in {out}")
@@ -117,19 +106,22 @@ def main(argv=None):
     grading = commands.add_parser("grade", help="grade submissions")
     grading.add_argument("paths", nargs="+", metavar="PATH", help="notebooks, or folders holding them")
     grading.add_argument("--out", required=True, metavar="DIR", help="where the results go")
-    grading.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="submissions graded at once")
     grading.add_argument("--db", metavar="URL", help="nbgrader gradebook (default sqlite:///DIR/gradebook.db)")
-    grading.add_argument("--cell-timeout", type=float, default=60.0, metavar="S",
-                         help="seconds for one cell or one check (default 60)")
-    grading.add_argument("--timeout", type=float, default=600.0, metavar="S",
-                         help="seconds for a whole submission (default 600)")
-    grading.add_argument("--memory", type=int, default=6144, metavar="MiB", help="memory per submission")
-    grading.add_argument("--sandbox", choices=("auto", "bwrap", "none"), default="auto",
-                         help="bubblewrap isolation: auto uses it when it works here")
+    catalogue = commands.add_parser("mistakes", help="run a lab's catalogue of wrong answers through the checks")
+    catalogue.add_argument("--lab", default="pt03_autodiff")
+    for command in (grading, catalogue):
+        command.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="submissions graded at once")
+        command.add_argument("--cell-timeout", type=float, default=60.0, metavar="S",
+                             help="seconds for one cell or one check (default 60)")
+        command.add_argument("--timeout", type=float, default=600.0, metavar="S",
+                             help="seconds for a whole submission (default 600)")
+        command.add_argument("--memory", type=int, default=6144, metavar="MiB", help="memory per submission")
+        command.add_argument("--sandbox", choices=("auto", "bwrap", "none"), default="auto",
+                             help="bubblewrap isolation: auto uses it when it works here")
     args = parser.parse_args(argv)
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")
-    return command_grade(args)
+    return command_grade(args) if args.command == "grade" else command_mistakes(args)
 
 
 if __name__ == "__main__":

@@ -52,6 +52,8 @@ def array_problem(got, expected, quantity, *, atol=1e-9, rtol=1e-9):
     if numbers.shape != expected.shape:
         return f"{quantity}: shape {numbers.shape}, expected {expected.shape}"
     wrong = ~np.isclose(numbers, expected, atol=atol, rtol=rtol)
+    if wrong.any() and expected.shape == ():
+        return f"{quantity}: got {numbers[()]:.6g}, expected {expected[()]:.6g}"
     if wrong.any():
         where = tuple(int(i) for i in np.argwhere(wrong)[0])
         return (f"{quantity}: {int(wrong.sum())} of {wrong.size} entries are wrong; at index {where} "

@@ -50,6 +50,19 @@ def bwrap_available():
     return probe.returncode == 0
 
 
+def choose_sandbox(mode):
+    """True to sandbox, for --sandbox auto|bwrap|none; refuses bwrap where it cannot run."""
+    if mode == "none":
+        return False
+    available = bwrap_available()
+    if mode == "bwrap" and not available:
+        raise SystemExit("autograder: --sandbox bwrap, but bubblewrap is not installed or cannot run here")
+    if not available:
+        print("autograder: bubblewrap is not available: grading WITHOUT a sandbox, so submissions can read "
+              "and write this machine's files", file=sys.stderr)
+    return available
+
+
 def bwrap_command(folder, python_args):
     """bubblewrap arguments that expose only the system, Python, worker.py and `folder`."""
     mounts = ["--ro-bind", str(WORKER), MOUNTED_WORKER]

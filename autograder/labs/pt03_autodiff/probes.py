@@ -92,6 +92,17 @@ def broken_vjp_error(shape, wrong_shape):
     return None
 
 
+def snapshot(value):
+    """A copy of the arrays in a result, taken before later calls can change them in place."""
+    if type(value) is _np.ndarray:
+        return _np.array(value)
+    if type(value) is dict:
+        return {key: snapshot(item) for key, item in value.items()}
+    if type(value) in (list, tuple):
+        return type(value)(snapshot(item) for item in value)
+    return value
+
+
 def classifier_steps(X, targets, W, b, lr, steps):
     """`steps` successive classifier_step calls, each from the previous result, and the
     arrays first passed in, as they are afterwards."""
@@ -99,7 +110,7 @@ def classifier_steps(X, targets, W, b, lr, steps):
     results = []
     for _ in range(steps):
         result = classifier_step(X, targets, W, b, lr)
-        results.append(result)
+        results.append(snapshot(result))
         if not isinstance(result, dict) or "W" not in result or "b" not in result:
             break
         W, b = result["W"], result["b"]
@@ -107,14 +118,15 @@ def classifier_steps(X, targets, W, b, lr, steps):
 
 
 def mlp_steps(X, targets, params, lr, steps):
-    losses = []
+    """Losses and parameters after each of `steps` mlp_step calls."""
+    history = []
     for _ in range(steps):
         answer = mlp_step(X, targets, params, lr)
         if not isinstance(answer, (tuple, list)) or len(answer) != 2:
-            return {"losses": losses, "bad": answer}
-        loss, params = answer
-        losses.append(loss)
-    return {"losses": losses, "params": params}
+            return {"history": history, "bad": answer}
+        history.append(snapshot(answer))
+        params = answer[1]
+    return {"history": history}
 
 
 def as_graph_function(expression):

@@ -1,0 +1,29 @@
+"""Grade many submissions at once, each result handed over as soon as it is ready."""
+import traceback
+from concurrent.futures import ThreadPoolExecutor, as_completed
+
+from autograder.grade import error_result, grade
+from autograder.labs import graded_labs, knowledge
+from autograder.submission import student_name
+
+
+def safe_grade(path, options):
+    """Grading never raises: a grader bug becomes a result too, and the batch goes on."""
+    try:
+        return grade(path, options)
+    except Exception as error:  # the batch must finish whatever one notebook does
+        detail = "".join(traceback.format_exception_only(type(error), error)).strip()
+        return error_result(student_name(path), path, "grader_error", f"the grader failed: {detail}", 0.0), {}
+
+
+def grade_all(named_paths, options, jobs, on_result):
+    """Grade (name, path) pairs with `jobs` at a time; call on_result(name, result, answers)
+    from this thread as each one finishes. Workers are subprocesses, so threads suffice."""
+    for name in graded_labs():
+        knowledge(name).cases()  # PyTorch's answers, computed once before the threads start
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        pending = {pool.submit(safe_grade, path, options): name for name, path in named_paths}
+        for future in as_completed(pending):
+            result, answers = future.result()
+            result["extra_data"]["submission"] = pending[future]
+            on_result(pending[future], result, answers)

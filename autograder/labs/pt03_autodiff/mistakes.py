@@ -1,0 +1,434 @@
+"""Wrong answers students plausibly write for pt03_autodiff, to test the checks themselves.
+
+Each mistake replaces one or more functions of an activity's reference answer. `hint` is a
+word the grader's message must contain, so that the message points at what is wrong.
+"""
+from autograder.mistakes import Mistake
+
+MISTAKES = [
+    # ------------------------------------------------------------------ 1a
+    Mistake("1a", "add_vjp gives the second input no adjoint", "b_bar", """
+def add_vjp(a, b, v):
+    return v, np.zeros_like(v)
+"""),
+    Mistake("1a", "multiply_vjp swaps the two factors", "a_bar", """
+def multiply_vjp(a, b, v):
+    return v * a, v * b
+"""),
+    Mistake("1a", "multiply_vjp forgets the incoming adjoint v", "a_bar", """
+def multiply_vjp(a, b, v):
+    return b, a
+"""),
+    Mistake("1a", "matmul_vjp swaps the outer product in matrix @ vector", "a_bar", """
+def matmul_vjp(a, b, v):
+    if a.ndim == 1 and b.ndim == 1:
+        return v * b, v * a
+    if a.ndim == 2 and b.ndim == 1:
+        return np.outer(b, v), a.T @ v
+    if a.ndim == 1 and b.ndim == 2:
+        return b @ v, np.outer(a, v)
+    return v @ b.T, a.T @ v
+"""),
+    Mistake("1a", "matmul_vjp without the transposes", "matmul_vjp", """
+def matmul_vjp(a, b, v):
+    if a.ndim == 1 and b.ndim == 1:
+        return v * b, v * a
+    if a.ndim == 2 and b.ndim == 1:
+        return np.outer(v, b), a @ v
+    if a.ndim == 1 and b.ndim == 2:
+        return b @ v, np.outer(a, v)
+    return v @ b, a @ v
+"""),
+    Mistake("1a", "matmul_vjp written for matrices only", "matmul_vjp", """
+def matmul_vjp(a, b, v):
+    return v @ b.T, a.T @ v
+"""),
+    Mistake("1a", "matmul_vjp transposes the vector @ matrix outer product", "b_bar", """
+def matmul_vjp(a, b, v):
+    if a.ndim == 1 and b.ndim == 1:
+        return v * b, v * a
+    if a.ndim == 2 and b.ndim == 1:
+        return np.outer(v, b), a.T @ v
+    if a.ndim == 1 and b.ndim == 2:
+        return b @ v, np.outer(v, a)
+    return v @ b.T, a.T @ v
+"""),
+    # ------------------------------------------------------------------ 1b
+    Mistake("1b", "sums the extra axes at the end instead of the front", "sum_to_shape", """
+def sum_to_shape(v, shape):
+    v = np.asarray(v, dtype=np.float64)
+    while v.ndim > len(shape):
+        v = v.sum(axis=-1)
+    for axis, size in enumerate(shape):
+        if size == 1 and v.shape[axis] != 1:
+            v = v.sum(axis=axis, keepdims=True)
+    return v
+"""),
+    Mistake("1b", "drops keepdims on stretched axes", "shape", """
+def sum_to_shape(v, shape):
+    v = np.asarray(v, dtype=np.float64)
+    while v.ndim > len(shape):
+        v = v.sum(axis=0)
+    for axis in reversed(range(len(shape))):
+        if shape[axis] == 1 and v.shape[axis] != 1:
+            v = v.sum(axis=axis)
+    return v
+"""),
+    Mistake("1b", "only removes the leading axes, never the stretched ones", "shape", """
+def sum_to_shape(v, shape):
+    v = np.asarray(v, dtype=np.float64)
+    while v.ndim > len(shape):
+        v = v.sum(axis=0)
+    return v
+"""),
+    Mistake("1b", "guesses the axis from its length, which fails for square batches", "sum_to_shape", """
+def sum_to_shape(v, shape):
+    v = np.asarray(v, dtype=np.float64)
+    while v.ndim > len(shape):
+        axis = next((i for i, n in enumerate(v.shape) if n not in shape), v.ndim - 1)
+        v = v.sum(axis=axis)
+    for axis, size in enumerate(shape):
+        if size == 1 and v.shape[axis] != 1:
+            v = v.sum(axis=axis, keepdims=True)
+    return v
+"""),
+    Mistake("1b", "averages instead of summing", "sum_to_shape", """
+def sum_to_shape(v, shape):
+    v = np.asarray(v, dtype=np.float64)
+    while v.ndim > len(shape):
+        v = v.mean(axis=0)
+    for axis, size in enumerate(shape):
+        if size == 1 and v.shape[axis] != 1:
+            v = v.mean(axis=axis, keepdims=True)
+    return v
+"""),
+    Mistake("1b", "reshapes instead of reducing", "sum_to_shape", """
+def sum_to_shape(v, shape):
+    return np.resize(np.asarray(v, dtype=np.float64), shape)
+"""),
+    # ------------------------------------------------------------------ 1c
+    Mistake("1c", "tanh derivative computed as if y were the input", "tanh_vjp", """
+def tanh_vjp(y, v):
+    return v * (1 - np.tanh(y) ** 2)
+"""),
+    Mistake("1c", "tanh_vjp forgets the incoming adjoint", "tanh_vjp", """
+def tanh_vjp(y, v):
+    return 1 - y ** 2
+"""),
+    Mistake("1c", "tanh_vjp drops the square", "tanh_vjp", """
+def tanh_vjp(y, v):
+    return v * (1 - y)
+"""),
+    Mistake("1c", "relu passes the adjoint at exactly 0", "relu_vjp", """
+def relu_vjp(x, v):
+    return np.where(x >= 0, v, 0.0)
+"""),
+    Mistake("1c", "relu masks by the sign of v instead of x", "relu_vjp", """
+def relu_vjp(x, v):
+    return np.where(v > 0, v, 0.0)
+"""),
+    Mistake("1c", "relu returns the mask, not the masked adjoint", "relu_vjp", """
+def relu_vjp(x, v):
+    return (x > 0).astype(float)
+"""),
+    Mistake("1c", "relu lets the adjoint through where x is negative", "relu_vjp", """
+def relu_vjp(x, v):
+    return np.where(x < 0, v, 0.0)
+"""),
+    # ------------------------------------------------------------------ 2
+    Mistake("2", "= instead of +=: the last contribution overwrites the others", "adjoint of node", """
+def backward(output, seed=None):
+    order = topological_order(output)
+    adjoint = initial_adjoints(order, output, seed)
+    for node in reversed(order):
+        if node.vjp is not None:
+            for parent, share in zip(node.parents, node.vjp(adjoint[node])):
+                adjoint[parent] = np.asarray(share, dtype=np.float64)
+    return adjoint
+"""),
+    Mistake("2", "de-duplicated parents: x * x sends x one contribution", "adjoint of node", """
+def backward(output, seed=None):
+    order = topological_order(output)
+    adjoint = initial_adjoints(order, output, seed)
+    for node in reversed(order):
+        if node.vjp is not None:
+            shares = dict(zip(node.parents, node.vjp(adjoint[node])))
+            for parent, share in shares.items():
+                adjoint[parent] += share
+    return adjoint
+"""),
+    Mistake("2", "recursion instead of an explicit stack", "chain of 1500", """
+def topological_order(output):
+    order, seen = [], set()
+
+    def visit(node):
+        if node in seen:
+            return
+        seen.add(node)
+        for parent in node.parents:
+            visit(parent)
+        order.append(node)
+
+    visit(output)
+    return order
+"""),
+    Mistake("2", "nodes in the order a depth-first search discovers them", "topological_order", """
+def topological_order(output):
+    found, seen, todo = [], set(), [output]
+    while todo:
+        node = todo.pop()
+        if node not in seen:
+            seen.add(node)
+            found.append(node)
+            todo.extend(node.parents)
+    return found[::-1]
+"""),
+    Mistake("2", "adjoints kept from one call to the next", "second backward call", """
+_adjoint_cache = {}
+
+
+def backward(output, seed=None):
+    order = topological_order(output)
+    fresh = initial_adjoints(order, output, seed)
+    for node, value in fresh.items():
+        _adjoint_cache[node] = _adjoint_cache.get(node, 0) + value
+    adjoint = _adjoint_cache
+    for node in reversed(order):
+        if node.vjp is not None:
+            for parent, share in zip(node.parents, node.vjp(adjoint[node])):
+                adjoint[parent] = adjoint[parent] + share
+    return {node: adjoint[node] for node in order}
+"""),
+    Mistake("2", "ignores the seed and always starts from ones", "seed", """
+def backward(output, seed=None):
+    order = topological_order(output)
+    adjoint = {node: np.zeros(node.value.shape) for node in order}
+    adjoint[output] = np.ones(output.value.shape)
+    for node in reversed(order):
+        if node.vjp is not None:
+            for parent, share in zip(node.parents, node.vjp(adjoint[node])):
+                adjoint[parent] += share
+    return adjoint
+"""),
+    Mistake("2", "no shape check: a wrong-shaped VJP is broadcast silently", "wrong shape", """
+def backward(output, seed=None):
+    order = topological_order(output)
+    adjoint = initial_adjoints(order, output, seed)
+    for node in reversed(order):
+        if node.vjp is not None:
+            for parent, share in zip(node.parents, node.vjp(adjoint[node])):
+                adjoint[parent] = adjoint[parent] + share
+    return adjoint
+"""),
+    Mistake("2", "walks the nodes forward instead of in reverse", "adjoint of node", """
+def backward(output, seed=None):
+    order = topological_order(output)
+    adjoint = initial_adjoints(order, output, seed)
+    for node in order:
+        if node.vjp is not None:
+            for parent, share in zip(node.parents, node.vjp(adjoint[node])):
+                adjoint[parent] += share
+    return adjoint
+"""),
+    Mistake("2", "no visited set: shared nodes are listed once per path", "topological_order", """
+def topological_order(output):
+    order, stack = [], [(output, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+        else:
+            stack.append((node, True))
+            stack.extend((parent, False) for parent in node.parents)
+    return order
+"""),
+    # ------------------------------------------------------------------ 3
+    Mistake("3", "forgets to update the bias", "b", """
+def classifier_step(X, targets, W, b, lr):
+    weights, bias = Tensor(W), Tensor(b)
+    logits = Tensor(X) @ weights.T + bias
+    loss = cross_entropy(logits, targets)
+    adjoints = backward(loss)
+    dW, db = adjoints[weights], adjoints[bias]
+    return {"logits": logits.value, "loss": float(loss.value), "dW": dW, "db": db, "W": W - lr * dW, "b": b}
+"""),
+    Mistake("3", "returns the loss as a 0-d array", "Python float", """
+def classifier_step(X, targets, W, b, lr):
+    weights, bias = Tensor(W), Tensor(b)
+    logits = Tensor(X) @ weights.T + bias
+    loss = cross_entropy(logits, targets)
+    adjoints = backward(loss)
+    dW, db = adjoints[weights], adjoints[bias]
+    return {"logits": logits.value, "loss": loss.value, "dW": dW, "db": db, "W": W - lr * dW, "b": b - lr * db}
+"""),
+    Mistake("3", "updates W and b in place", "modified in place", """
+def classifier_step(X, targets, W, b, lr):
+    weights, bias = Tensor(W), Tensor(b)
+    logits = Tensor(X) @ weights.T + bias
+    loss = cross_entropy(logits, targets)
+    adjoints = backward(loss)
+    dW, db = adjoints[weights], adjoints[bias]
+    W -= lr * dW
+    b -= lr * db
+    return {"logits": logits.value, "loss": float(loss.value), "dW": dW, "db": db, "W": W, "b": b}
+"""),
+    Mistake("3", "steps up the gradient instead of down", "W", """
+def classifier_step(X, targets, W, b, lr):
+    weights, bias = Tensor(W), Tensor(b)
+    logits = Tensor(X) @ weights.T + bias
+    loss = cross_entropy(logits, targets)
+    adjoints = backward(loss)
+    dW, db = adjoints[weights], adjoints[bias]
+    return {"logits": logits.value, "loss": float(loss.value), "dW": dW, "db": db,
+            "W": W + lr * dW, "b": b + lr * db}
+"""),
+    Mistake("3", "logits X @ W without the transpose", "classifier_step", """
+def classifier_step(X, targets, W, b, lr):
+    weights, bias = Tensor(W), Tensor(b)
+    logits = Tensor(X) @ weights + bias
+    loss = cross_entropy(logits, targets)
+    adjoints = backward(loss)
+    dW, db = adjoints[weights], adjoints[bias]
+    return {"logits": logits.value, "loss": float(loss.value), "dW": dW, "db": db, "W": W - lr * dW, "b": b - lr * db}
+"""),
+    Mistake("3", "divides the gradient by the batch size a second time", "dW", """
+def classifier_step(X, targets, W, b, lr):
+    weights, bias = Tensor(W), Tensor(b)
+    logits = Tensor(X) @ weights.T + bias
+    loss = cross_entropy(logits, targets)
+    adjoints = backward(loss)
+    dW, db = adjoints[weights] / len(X), adjoints[bias] / len(X)
+    return {"logits": logits.value, "loss": float(loss.value), "dW": dW, "db": db, "W": W - lr * dW, "b": b - lr * db}
+"""),
+    Mistake("3", "returns the gradients under each other's names", "dW", """
+def classifier_step(X, targets, W, b, lr):
+    weights, bias = Tensor(W), Tensor(b)
+    logits = Tensor(X) @ weights.T + bias
+    loss = cross_entropy(logits, targets)
+    adjoints = backward(loss)
+    dW, db = adjoints[weights], adjoints[bias]
+    return {"logits": logits.value, "loss": float(loss.value), "dW": db, "db": dW, "W": W - lr * dW, "b": b - lr * db}
+"""),
+    # ------------------------------------------------------------------ A
+    Mistake("A", "forgets the ReLU: a linear model with two layers", "mlp_step", """
+def mlp_step(X, targets, params, lr):
+    leaf = {key: Tensor(value) for key, value in params.items()}
+    hidden = Tensor(X) @ leaf["W1"].T + leaf["b1"]
+    loss = cross_entropy(hidden @ leaf["W2"].T + leaf["b2"], targets)
+    adjoints = backward(loss)
+    return float(loss.value), {key: params[key] - lr * adjoints[leaf[key]] for key in params}
+"""),
+    Mistake("A", "never updates the output bias b2", "b2", """
+def mlp_step(X, targets, params, lr):
+    leaf = {key: Tensor(value) for key, value in params.items()}
+    hidden = (Tensor(X) @ leaf["W1"].T + leaf["b1"]).relu()
+    loss = cross_entropy(hidden @ leaf["W2"].T + leaf["b2"], targets)
+    adjoints = backward(loss)
+    new = {key: params[key] - lr * adjoints[leaf[key]] for key in ("W1", "b1", "W2")}
+    return float(loss.value), {**new, "b2": params["b2"]}
+"""),
+    Mistake("A", "tanh instead of ReLU in the hidden layer", "mlp_step", """
+def mlp_step(X, targets, params, lr):
+    leaf = {key: Tensor(value) for key, value in params.items()}
+    hidden = (Tensor(X) @ leaf["W1"].T + leaf["b1"]).tanh()
+    loss = cross_entropy(hidden @ leaf["W2"].T + leaf["b2"], targets)
+    adjoints = backward(loss)
+    return float(loss.value), {key: params[key] - lr * adjoints[leaf[key]] for key in params}
+"""),
+    Mistake("A", "returns the loss after the update instead of before", "loss", """
+def mlp_step(X, targets, params, lr):
+    def forward(values):
+        leaf = {key: Tensor(value) for key, value in values.items()}
+        hidden = (Tensor(X) @ leaf["W1"].T + leaf["b1"]).relu()
+        return leaf, cross_entropy(hidden @ leaf["W2"].T + leaf["b2"], targets)
+
+    leaf, loss = forward(params)
+    adjoints = backward(loss)
+    new = {key: params[key] - lr * adjoints[leaf[key]] for key in params}
+    return float(forward(new)[1].value), new
+"""),
+    # ------------------------------------------------------------------ B
+    Mistake("B", "no ValueError for a vector result: seeds it with ones", "ValueError", """
+def grad(function):
+    def gradient(x):
+        leaf = Tensor(x)
+        out = as_tensor(function(leaf))
+        adjoints = backward(out, np.ones(out.value.shape))
+        return adjoints.get(leaf, np.zeros(leaf.value.shape))
+    return gradient
+"""),
+    Mistake("B", "returns the function's value, not its gradient", "grad", """
+def grad(function):
+    def gradient(x):
+        leaf = Tensor(x)
+        out = as_tensor(function(leaf))
+        if out.value.shape != ():
+            raise ValueError("grad needs a scalar result")
+        backward(out)
+        return out.value
+    return gradient
+"""),
+    Mistake("B", "returns None when the result does not depend on x", "const(7.0)", """
+def grad(function):
+    def gradient(x):
+        leaf = Tensor(x)
+        out = as_tensor(function(leaf))
+        if out.value.shape != ():
+            raise ValueError("grad needs a scalar result")
+        return backward(out).get(leaf)
+    return gradient
+"""),
+    Mistake("B", "differentiates with respect to a copy made after the call", "grad", """
+def grad(function):
+    def gradient(x):
+        out = as_tensor(function(Tensor(x)))
+        if out.value.shape != ():
+            raise ValueError("grad needs a scalar result")
+        return backward(out).get(Tensor(x), np.zeros(np.shape(x)))
+    return gradient
+"""),
+    # ------------------------------------------------------------------ C
+    Mistake("C", "arranges the result input-first (the transposed Jacobian)", "jacobian", """
+def jacobian(function, value):
+    leaf = Tensor(value)
+    out = as_tensor(function(leaf))
+    rows = []
+    for j in range(out.value.size):
+        seed = np.zeros(out.value.size)
+        seed[j] = 1.0
+        rows.append(backward(out, seed.reshape(out.value.shape)).get(leaf, np.zeros(leaf.value.shape)))
+    flat = np.array(rows).reshape(out.value.size, leaf.value.size)
+    return flat.T.reshape(leaf.value.shape + out.value.shape)
+"""),
+    Mistake("C", "seeds every pass with ones instead of a one-hot vector", "jacobian", """
+def jacobian(function, value):
+    leaf = Tensor(value)
+    out = as_tensor(function(leaf))
+    rows = []
+    for j in range(out.value.size):
+        seed = np.ones(out.value.shape)
+        rows.append(backward(out, seed).get(leaf, np.zeros(leaf.value.shape)))
+    return np.array(rows).reshape(out.value.shape + leaf.value.shape)
+"""),
+    Mistake("C", "never clears the previous one-hot entry", "jacobian", """
+def jacobian(function, value):
+    leaf = Tensor(value)
+    out = as_tensor(function(leaf))
+    rows, seed = [], np.zeros(out.value.size)
+    for j in range(out.value.size):
+        seed[j] = 1.0
+        rows.append(backward(out, seed.reshape(out.value.shape)).get(leaf, np.zeros(leaf.value.shape)))
+    return np.array(rows).reshape(out.value.shape + leaf.value.shape)
+"""),
+    Mistake("C", "fails for a function that ignores its input", "const", """
+def jacobian(function, value):
+    leaf = Tensor(value)
+    out = as_tensor(function(leaf))
+    rows = []
+    for j in range(out.value.size):
+        seed = np.zeros(out.value.size)
+        seed[j] = 1.0
+        rows.append(backward(out, seed.reshape(out.value.shape))[leaf])
+    return np.array(rows).reshape(out.value.shape + leaf.value.shape)
+"""),
+]

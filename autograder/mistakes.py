@@ -1,0 +1,135 @@
+"""Test the checks themselves: run a lab's catalogue of wrong answers through the visible check
+cells and through the grader, and tabulate what each one catches.
+
+    python -m autograder mistakes [--lab LAB] [--jobs N]
+"""
+import ast
+import copy
+import importlib
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+from autograder.batch import grade_all
+from autograder.grade import Session
+from autograder.labs import graded_labs
+from autograder.sandbox import WorkerFailure
+from autograder.submission import Step
+from course.release import solved_notebook, student_notebook
+
+
+@dataclass(frozen=True)
+class Mistake:
+    activity: str
+    description: str
+    hint: str  # a word the grader's message must contain to point at the wrong quantity
+    code: str  # function definitions that replace the reference's
+
+
+@dataclass
+class Row:
+    mistake: Mistake
+    visible_caught: bool
+    visible_message: str
+    grader_caught: bool
+    lost: int
+    others_intact: bool
+    grader_message: str
+
+
+def patched(reference, code):
+    """The reference answer with the functions `code` defines replaced by `code`."""
+    replaced = {node.name for node in ast.parse(code).body if isinstance(node, ast.FunctionDef)}
+    lines = reference.splitlines()
+    for node in sorted(ast.parse(reference).body, key=lambda n: n.lineno, reverse=True):
+        if isinstance(node, ast.FunctionDef) and node.name in replaced:
+            del lines[node.lineno - 1 - len(node.decorator_list):node.end_lineno]
+    return "\n".join(lines).rstrip() + "\n\n\n" + code.strip() + "\n"
+
+
+def visible_steps(lab, activity, answer):
+    """The instructor notebook's code up to the activity's check, with `answer` in its place."""
+    steps = []
+    for cell in lab.cells:
+        if cell.cell_type != "code" or cell.role == "reference":
+            continue
+        if cell.role == "stub":
+            source = answer if cell.activity == activity else lab.activities[cell.activity].reference.source
+            steps.append(Step(source, True, f"answer {cell.activity}"))
+        elif cell.role == "check":
+            if cell.activity == activity:
+                steps.append(Step(cell.source, False, f"check {activity}"))
+                return steps
+        else:
+            steps.append(Step(cell.source, False, f"given cell {cell.index + 1}"))
+    raise ValueError(f"activity {activity} has no check cell")
+
+
+def visible_verdict(lab, activity, answer, options):
+    """(caught, what the student saw) for the visible check of `activity` on `answer`."""
+    steps = visible_steps(lab, activity, answer)
+    session = Session(lab, steps, options, time.monotonic() + options.limits.submission_seconds)
+    try:
+        session.start()
+    except WorkerFailure as failure:
+        return False, f"could not run: {failure}"
+    finally:
+        session.close()
+    check = len(steps) - 1
+    if check in session.skipped:
+        return False, f"the check did not finish: {session.skipped[check]}"
+    if check in session.errors:
+        error = session.errors[check]
+        return True, f"{error['error']}: {error['message']}".strip()
+    return False, "the check passed"
+
+
+def run_catalogue(lab_name, options, jobs):
+    lab = graded_labs()[lab_name]
+    mistakes = importlib.import_module(f"autograder.labs.{lab_name}.mistakes").MISTAKES
+    solved = solved_notebook(lab, student_notebook(lab))
+    answers = [patched(lab.activities[m.activity].reference.source, m.code) for m in mistakes]
+    with tempfile.TemporaryDirectory() as scratch:
+        named = []
+        for number, (mistake, answer) in enumerate(zip(mistakes, answers), start=1):
+            notebook = copy.deepcopy(solved)
+            next(c for c in notebook.cells if c.id == f"{mistake.activity}-answer").source = answer
+            path = Path(scratch) / f"mistake-{number:02d}.ipynb"
+            nbformat.write(notebook, path)
+            named.append((path.stem, path))
+        graded = {}
+        grade_all(named, options, jobs, lambda name, result, _: graded.__setitem__(name, result))
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        visible = list(pool.map(lambda pair: visible_verdict(lab, pair[0].activity, pair[1], options),
+                                zip(mistakes, answers)))
+    rows = []
+    for (name, _), mistake, (seen, seen_message) in zip(named, mistakes, visible):
+        tests = {test["name"]: test for test in graded[name]["tests"]}
+        mine = tests.get(mistake.activity, {"score": 0, "max_score": 0, "output": graded[name]["output"]})
+        intact = all(t["score"] == t["max_score"] for key, t in tests.items() if key != mistake.activity)
+        caught = bool(tests) and mine["score"] == 0 and mistake.hint in mine["output"]
+        rows.append(Row(mistake, seen, seen_message, caught, mine["max_score"] - mine["score"], intact,
+                        mine["output"]))
+    return rows
+
+
+def print_table(rows):
+    print(f"{'activity':<9}{'visible':<9}{'grader':<8}{'lost':<6}mistake")
+    for row in rows:
+        print(f"{row.mistake.activity:<9}{'caught' if row.visible_caught else 'MISSED':<9}"
+              f"{'caught' if row.grader_caught else 'MISSED':<8}{row.lost:<6}{row.mistake.description}")
+    for row in rows:
+        if not (row.grader_caught and row.others_intact):
+            print(f"\ngrader on '{row.mistake.description}' ({row.mistake.activity}): {row.grader_message}")
+    print()
+    for activity in dict.fromkeys(row.mistake.activity for row in rows):
+        mine = [row for row in rows if row.mistake.activity == activity]
+        print(f"activity {activity}: {len(mine)} mistakes, visible checks catch {sum(r.visible_caught for r in mine)}, "
+              f"grader catches {sum(r.grader_caught for r in mine)}")
+    print(f"total: {len(rows)} mistakes, visible checks catch {sum(r.visible_caught for r in rows)}, "
+          f"grader catches {sum(r.grader_caught and r.others_intact for r in rows)} "
+          "(its activity at 0, a message that names the quantity, every other activity intact)")
