@@ -86,7 +86,7 @@ class Session:
                 notes.append(f"{step.label} was left out: {self.skipped[index]}")
             elif index in self.errors and step.student:
                 error = self.errors[index]
-                notes.append(f"{step.label} raised {error['error']}: {error['message']}".rstrip(": "))
+                notes.append(f"{step.label} raised {error['error']}: {error.get('message', '')}".rstrip(": "))
         return notes
 
     def close(self):
@@ -111,8 +111,11 @@ def judge_activity(session, lab_name, cases, quiet=False):
         if "error" in reply:
             if quiet:
                 return False, f"{case.title}: raised {reply['error']}"
-            return False, f"{case.title}: raised {reply['error']}: {reply['message']}".rstrip(": ")
-        problem = case.judge(decode(reply["value"]))
+            return False, f"{case.title}: raised {reply['error']}: {reply.get('message', '')}".rstrip(": ")
+        try:
+            problem = case.judge(decode(reply["value"]))
+        except Exception:  # a reply the judge cannot read is a wrong answer, never a crash
+            problem = f"{case.title}: returned something the grader could not read"
         if problem:
             return False, problem
     return True, f"passed all {len(cases)} checks"

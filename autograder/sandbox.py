@@ -7,6 +7,7 @@ environment, and resource limits. Killing the worker kills everything it started
 import json
 import os
 import resource
+import secrets
 import select
 import shutil
 import signal
@@ -14,7 +15,10 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
+
+from autograder.cgroups import ControlGroup, available
 
 WORKER = Path(__file__).resolve().with_name("worker.py")
 MOUNTED_WORKER = "/grader/worker.py"
@@ -39,6 +43,11 @@ class Limits:
     memory_bytes: int = 6 << 30
     file_bytes: int = 64 << 20
     processes: int = 64
+
+
+@cache
+def cgroups_available():
+    return available()
 
 
 def bwrap_available():
@@ -90,6 +99,7 @@ class Worker:
 
     def __init__(self, folder, limits, sandboxed):
         self.limits = limits
+        self.group = ControlGroup(limits.processes, limits.memory_bytes) if cgroups_available() else None
         to_worker, self._requests = os.pipe()
         self._replies, from_worker = os.pipe()
         python_args = [str(to_worker), str(from_worker)]
@@ -103,10 +113,12 @@ class Worker:
             start_new_session=True, preexec_fn=self._apply_limits)
         os.close(to_worker)
         os.close(from_worker)
-        self._buffer = b""
+        self._buffer, self._seq = b"", "0"
         self.ask(None, timeout=120)  # the ready message, after the worker's imports
 
     def _apply_limits(self):
+        if self.group is not None:
+            self.group.join()
         limits = self.limits
         resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
         resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
@@ -117,10 +129,14 @@ class Worker:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write fails instead of killing
 
     def ask(self, request, timeout):
-        """Send `request` (None: only wait) and return the reply, or raise WorkerFailure."""
+        """Send `request` (None: only wait for the ready message) and return its reply, or raise
+        WorkerFailure. Lines on the reply pipe that are not this request's reply (the
+        submission can write there too) are skipped."""
+        # A fresh random tag per request: a reply the submission forges blindly never matches.
+        self._seq = secrets.token_hex(8) if request is not None else "0"
         if request is not None:
             try:
-                data = (json.dumps(request) + "\n").encode()
+                data = (json.dumps({**request, "seq": self._seq}) + "\n").encode()
                 while data:
                     ready = select.select([], [self._requests], [], timeout)[1]
                     if not ready:
@@ -129,6 +145,12 @@ class Worker:
             except BrokenPipeError:
                 raise self._died() from None
         deadline = time.monotonic() + timeout
+        while True:
+            reply = self._next_line(deadline, timeout)
+            if isinstance(reply, dict) and reply.get("seq") == self._seq:
+                return reply
+
+    def _next_line(self, deadline, timeout):
         while b"\n" not in self._buffer:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([self._replies], [], [], left)[0]:
@@ -138,15 +160,12 @@ class Worker:
                 raise self._died()
             self._buffer += chunk
             if len(self._buffer) > MAX_REPLY:
-                raise WorkerFailure("protocol", "the worker's reply is too large")
+                raise WorkerFailure("protocol", "too much was written to the grader's reply pipe")
         line, self._buffer = self._buffer.split(b"\n", 1)
         try:
-            reply = json.loads(line)
+            return json.loads(line)
         except ValueError:
-            raise WorkerFailure("protocol", "the worker's reply is not JSON") from None
-        if not isinstance(reply, dict):
-            raise WorkerFailure("protocol", "the worker's reply is not a JSON object")
-        return reply
+            return None
 
     def _died(self):
         try:
@@ -167,6 +186,9 @@ class Worker:
             os.killpg(self.process.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+        if self.group is not None:
+            self.group.remove()  # also the processes that left the worker's session
+            self.group = None
         self.process.wait()
         for fd in (self._requests, self._replies):
             try:

@@ -2,8 +2,9 @@
 
 The submitted file is read once into memory and never written. What runs is the lab's own
 given code (from the instructor notebook, not the submission's copy, which a student may have
-edited) interleaved with every code cell the student wrote, in the student's order. Check
-cells and given demos that call student code are left out: the score never depends on them.
+edited) interleaved with every code cell the student wrote or changed, in the student's order.
+Unchanged check cells and given demos that call student code are left out: no score depends
+on them.
 """
 import json
 import re
@@ -102,8 +103,8 @@ def program(lab, notebook):
         if known is not None:
             anchor = known.index if known.role == "given" else anchor
             continue
-        if claimed is not None and claimed.role == "check":
-            continue  # an edited check cell: checks play no part in the score
+        # Anything else is the student's code, an edited check cell included: running it can
+        # only cost the student time, since no score depends on a check cell.
         if claimed is not None and claimed.role == "given":
             anchor = claimed.index
         after.setdefault(anchor, []).append(Step(cell.source, True, f"your cell {position + 1}"))

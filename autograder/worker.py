@@ -8,6 +8,8 @@ The grader compares them with its own answers, in its own process.
 
 Requests:  {"op": "run", "source": ...}                     execute a cell
            {"op": "probe", "source": ..., "args": {...}}   define probe(), call probe(**args)
+Every request carries a random tag `seq` that its reply repeats, so the grader can tell its
+replies from anything else written to OUT.
 """
 import base64
 import json
@@ -109,7 +111,8 @@ class Channel:
         line, self.buffer = self.buffer.split(b"\n", 1)
         return _loads(line)
 
-    def send(self, reply):
+    def send(self, reply, seq):
+        reply["seq"] = seq
         data = (_dumps(reply) + "\n").encode()
         while data:
             data = data[_write(self.fd_out, data):]
@@ -120,12 +123,13 @@ def main(fd_in, fd_out):
 
     shell = InteractiveShell.instance()
     channel = Channel(fd_in, fd_out)
-    channel.send({"ready": True})
+    channel.send({"ready": True}, "0")
     while (request := channel.receive()) is not None:
+        seq = request["seq"]
         if request["op"] == "run":
             result = shell.run_cell(request["source"], store_history=False, silent=True)
             failure = result.error_before_exec or result.error_in_exec
-            channel.send(describe_error(failure) if failure is not None else {"ok": True})
+            channel.send(describe_error(failure) if failure is not None else {"ok": True}, seq)
         elif request["op"] == "probe":
             sys.settrace(None)
             sys.setprofile(None)
@@ -133,9 +137,9 @@ def main(fd_in, fd_out):
             try:
                 _exec(request["source"], scope)
                 answer = scope["probe"](**{k: decode(v) for k, v in request["args"].items()})
-                channel.send({"ok": True, "value": encode(answer)})
+                channel.send({"ok": True, "value": encode(answer)}, seq)
             except BaseException as error:  # the submission's errors are the grader's data
-                channel.send(describe_error(error))
+                channel.send(describe_error(error), seq)
 
 
 if __name__ == "__main__":
