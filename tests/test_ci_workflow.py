@@ -34,3 +34,14 @@ def test_make_grade_grades_the_committed_submissions(tmp_path):
     blank = json.loads((tmp_path / "example-blank.json").read_text())
     assert solved["score"] == 18 and blank["score"] == 0
     assert (tmp_path / "grades.csv").is_file() and (tmp_path / "gradebook.db").is_file()
+
+
+def test_nbgrader_reads_the_course_configuration_from_the_root():
+    nbgrader = ROOT / ".venv/bin/nbgrader"
+    run = subprocess.run([str(nbgrader) if nbgrader.exists() else "nbgrader", "export", "--show-config-json"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    course = json.loads(run.stdout)["CourseDirectory"]
+    assert course["root"] == str(ROOT)
+    assert course["db_url"] == f"sqlite:///{ROOT / 'graded' / 'gradebook.db'}"
+    assert course["autograded_directory"] == "graded/autograded"
