@@ -38,7 +38,7 @@ def test_make_grade_grades_the_committed_submissions(tmp_path):
 
 def test_nbgrader_reads_the_course_configuration_from_the_root():
     nbgrader = ROOT / ".venv/bin/nbgrader"
-    run = subprocess.run([str(nbgrader) if nbgrader.exists() else "nbgrader", "export", "--show-config-json"],
+    run = subprocess.run([str(nbgrader) if nbgrader.exists() else "nbgrader", "export", "--Application.show_config_json=True"],
                          cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     course = json.loads(run.stdout)["CourseDirectory"]

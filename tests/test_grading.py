@@ -26,7 +26,7 @@ FAULTS = {  # name: (activity whose answer changes, new answer, activities expec
                                "def relu_vjp(x, v):\n    os.kill(os.getpid(), signal.SIGKILL)\n", {"1c"}),
     "memory-function": ("1a", "def add_vjp(a, b, v):\n    return v, v\n\n\ndef multiply_vjp(a, b, v):\n"
                               "    waste = np.ones(10**11)\n    return v * b, v * a\n\n\n"
-                              "def matmul_vjp(a, b, v):\n    raise NotImplementedError('Complete Activity 1a: matmul_vjp')\n",
+                              "def matmul_vjp(a, b, v):\n    return v @ b.T, a.T @ v\n",
                         {"1a"}),
     "wrong-relu": ("1c", WRONG_RELU, {"1c"}),
     "syntax-error": ("2", "def topological_order(output)\n    return []\n", {"2"}),

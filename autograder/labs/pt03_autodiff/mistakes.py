@@ -172,16 +172,9 @@ def topological_order(output):
     visit(output)
     return order
 """),
-    Mistake("2", "nodes in the order a depth-first search discovers them", "topological_order", """
+    Mistake("2", "reuses the drawing order of graph_nodes, reversed", "topological_order", """
 def topological_order(output):
-    found, seen, todo = [], set(), [output]
-    while todo:
-        node = todo.pop()
-        if node not in seen:
-            seen.add(node)
-            found.append(node)
-            todo.extend(node.parents)
-    return found[::-1]
+    return graph_nodes(output)[::-1]
 """),
     Mistake("2", "adjoints kept from one call to the next", "second backward call", """
 _adjoint_cache = {}
