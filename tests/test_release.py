@@ -138,3 +138,16 @@ def test_leaky_source_fails_the_build_naming_the_cell(tmp_path, capsys, slip):
     assert build_main(["--source", str(tmp_path / "source"), "--release", str(out)]) == 2
     assert re.search(message, capsys.readouterr().err)
     assert not out.exists(), "a refused build must write nothing"
+
+
+def test_hidden_checks_stay_out_of_the_release(release_dir):
+    """The grader's own checks and probes (autograder/labs/<lab>/) share no line with the release."""
+    text = "\n".join(fold(line) for cell in release_notebook(release_dir).cells for line in cell.source.splitlines())
+    checked = 0
+    for path in sorted((ROOT / "autograder" / "labs" / LAB).glob("*.py")):
+        for line in map(fold, path.read_text().splitlines()):
+            if len(line) < 25 or line.startswith(("#", "def ", "import ", "from ", '"""', "return ")):
+                continue
+            checked += 1
+            assert line not in text, f"{path.name}: {line!r} is in the release"
+    assert checked > 200
