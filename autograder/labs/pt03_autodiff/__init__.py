@@ -143,9 +143,9 @@ def order_problem(order, spec, output, title):
         missing, repeated = nodes - set(order), {n for n in order if order.count(n) > 1}
         return (f"{title}: topological_order must list each of the {len(nodes)} reachable nodes once; "
                 f"missing {len(missing)}, repeated {len(repeated)}")
-    position = {node: i for i, node in enumerate(order)}
+    rank = {node: i for i, node in enumerate(order)}
     for node in order:
-        if spec[node][0] != "leaf" and any(position[p] > position[node] for p in spec[node][1]):
+        if spec[node][0] != "leaf" and any(rank[p] > rank[node] for p in spec[node][1]):
             return f"{title}: topological_order puts a node before one of its parents"
     return None
 
