@@ -165,8 +165,8 @@ def topological_order(output):
         if node in seen:
             return
         seen.add(node)
-        for parent in node.parents:
-            visit(parent)
+        for p in node.parents:
+            visit(p)
         order.append(node)
 
     visit(output)
