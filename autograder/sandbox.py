@@ -74,13 +74,14 @@ def choose_sandbox(mode):
 
 def bwrap_command(folder, python_args):
     """bubblewrap arguments that expose only the system, Python, worker.py and `folder`."""
-    mounts = ["--ro-bind", str(WORKER), MOUNTED_WORKER]
+    # The private /tmp comes first: later mounts may lie below it (a checkout in /tmp).
+    mounts = ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
     for path in ("/usr", "/bin", "/lib", "/lib64", "/sbin", "/etc", sys.base_prefix, sys.prefix):
         if Path(path).exists():
             mounts += ["--ro-bind", path, path]
+    mounts += ["--ro-bind", str(WORKER), MOUNTED_WORKER]
     return ["bwrap", "--unshare-all", "--die-with-parent", "--new-session",
-            "--uid", "65534", "--gid", "65534", "--hostname", "grader",
-            *mounts, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+            "--uid", "65534", "--gid", "65534", "--hostname", "grader", *mounts,
             "--bind", str(folder), SANDBOX_HOME, "--chdir", SANDBOX_HOME,
             "--", sys.executable, "-I", MOUNTED_WORKER, *python_args]
 
