@@ -14,6 +14,7 @@ from pathlib import Path
 import nbformat
 from nbgrader.api import Gradebook
 from nbgrader.preprocessors import SaveCells
+from sqlalchemy.exc import SAWarning
 
 from course.labs import ROOT
 
@@ -25,6 +26,8 @@ def release_notebook(lab_name):
 class GradebookWriter:
     def __init__(self, db_url, course_dir):
         self.db_url, self.course_dir, self.known = db_url, Path(course_dir), set()
+        # nbgrader's add_submission makes SQLAlchemy warn about its own session handling.
+        warnings.filterwarnings("ignore", category=SAWarning, module=r"nbgrader\.api")
         # nbgrader runs the `alembic` command that sits beside this Python, wherever PATH points.
         bin_dir = str(Path(sys.executable).parent)
         if bin_dir not in os.environ.get("PATH", "").split(os.pathsep):
@@ -45,8 +48,7 @@ class GradebookWriter:
         if lab_name is None:
             return
         self._ensure_lab(lab_name)
-        with Gradebook(self.db_url) as gradebook, warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # SQLAlchemy chatter from inside nbgrader's add_submission
+        with Gradebook(self.db_url) as gradebook:
             gradebook.update_or_create_student(name)
             gradebook.update_or_create_submission(lab_name, name)
             for test in result["tests"]:

@@ -89,13 +89,14 @@ def _hashable(key):
 
 
 def describe_error(error):
-    """Type and message of an exception, without running a submission's __str__."""
+    """Type and message of an exception. A message is reported only where no submission code
+    produced it (Python's and NumPy's own exceptions); a class the submission defined is named
+    after the built-in exception it derives from."""
     kind = _type(error)
-    if kind.__module__ == "builtins":
-        message = _str(error)[:1000]
-    else:
-        message = ""
-    return {"error": kind.__qualname__ if _type(kind.__qualname__) is str else "?", "message": message}
+    base = next((k for k in kind.__mro__ if k.__module__ == "builtins"), BaseException)
+    name = base.__name__ if kind is base else f"{base.__name__} ({_str(kind.__qualname__)})"
+    trusted = kind is base or _str(kind.__module__).split(".")[0] in ("numpy", "torch")
+    return {"error": name, "message": _str(error)[:1000] if trusted else ""}
 
 
 class Channel:

@@ -11,6 +11,8 @@ import numpy as _np
 
 def call(function, args):
     """Call a student function; return its result and the arguments afterwards (in-place edits)."""
+    if function not in globals():
+        raise NameError(f"name '{function}' is not defined")
     result = globals()[function](*args)
     return {"result": result, "args_after": list(args)}
 
