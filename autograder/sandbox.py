@@ -19,6 +19,7 @@ from functools import cache
 from pathlib import Path
 
 from autograder.cgroups import ControlGroup, available
+from autograder.errors import GradingProblem
 
 WORKER = Path(__file__).resolve().with_name("worker.py")
 MOUNTED_WORKER = "/grader/worker.py"
@@ -28,12 +29,8 @@ MAX_REPLY = 256 << 20
 PASSED_THROUGH = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 
 
-class WorkerFailure(Exception):
+class WorkerFailure(GradingProblem):
     """The worker hung, died or broke the protocol; `kind` says which."""
-
-    def __init__(self, kind, message):
-        super().__init__(message)
-        self.kind = kind
 
 
 @dataclass(frozen=True)

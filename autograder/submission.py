@@ -14,15 +14,13 @@ from pathlib import Path
 
 import nbformat
 
+from autograder.errors import GradingProblem
+
 MAX_BYTES = 64 << 20
 
 
-class SubmissionError(Exception):
+class SubmissionError(GradingProblem):
     """A submission that cannot be graded; `kind` becomes its status."""
-
-    def __init__(self, kind, message):
-        super().__init__(message)
-        self.kind = kind
 
 
 @dataclass(frozen=True)
