@@ -20,16 +20,12 @@ from course.cells import LabError
 from course.labs import ROOT, find_labs
 from course.release import solved_notebook, student_notebook
 
+
 def write_lab(lab, notebook, folder):
     """Write `notebook` and the lab's data files into `folder`."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{lab.name}.ipynb").write_text(nbformat.writes(notebook) + "\n", encoding="utf-8")
-    for name in lab.data_files:
-        source = ROOT / "data" / name
-        if not source.is_file():
-            raise LabError(f"{lab.path}: data file {source} is missing")
-        (folder / "data").mkdir(exist_ok=True)
-        shutil.copyfile(source, folder / "data" / name)
+    lab.copy_data(folder)
 
 
 def build(out, solved=False, source=ROOT / "source"):

@@ -15,9 +15,9 @@ from pathlib import Path
 from autograder.batch import grade_all
 from autograder.grade import Options
 from autograder.gradebook import GradebookWriter
-from autograder.labs import graded_labs
+from autograder.labs import course_labs, gradable_labs
 from autograder.report import write_csv, write_html, write_json
-from autograder.mistakes import print_table, run_catalogue
+from autograder.catalogue import print_table, run_catalogue
 from autograder.sandbox import Limits, choose_sandbox
 from autograder.submission import student_name
 
@@ -65,8 +65,9 @@ def grading_options(args):
 
 
 def command_mistakes(args):
-    rows = run_catalogue(args.lab, grading_options(args), args.jobs)
-    print_table(rows)
+    for lab_name in args.lab or sorted(gradable_labs()):
+        print(f"== {lab_name}")
+        print_table(run_catalogue(lab_name, grading_options(args), args.jobs))
     return 0
 
 
@@ -82,7 +83,7 @@ def command_grade(args):
     def keep(name, result, answers):
         write_json(out, name, result)
         lab = result["extra_data"]["lab"]
-        write_html(out, name, result, graded_labs()[lab].title if lab else "Submission")
+        write_html(out, name, result, course_labs()[lab].title if lab else "Submission")
         try:
             gradebook.record(name, result, answers)
         except Exception as error:  # the JSON is written; keep grading, report at the end
@@ -108,7 +109,7 @@ def main(argv=None):
     grading.add_argument("--out", required=True, metavar="DIR", help="where the results go")
     grading.add_argument("--db", metavar="URL", help="nbgrader gradebook (default sqlite:///DIR/gradebook.db)")
     catalogue = commands.add_parser("mistakes", help="run a lab's catalogue of wrong answers through the checks")
-    catalogue.add_argument("--lab", default="pt03_autodiff")
+    catalogue.add_argument("--lab", action="append", help="a lab to run (repeatable; default: every lab)")
     for command in (grading, catalogue):
         command.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="submissions graded at once")
         command.add_argument("--cell-timeout", type=float, default=60.0, metavar="S",

@@ -3,7 +3,7 @@ import traceback
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
 from autograder.grade import error_result, grade
-from autograder.labs import graded_labs, knowledge
+from autograder.labs import gradable_labs
 from autograder.submission import student_name
 
 
@@ -19,8 +19,7 @@ def safe_grade(path, options):
 def grade_all(named_paths, options, jobs, on_result):
     """Grade (name, path) pairs with `jobs` at a time; call on_result(name, result, answers)
     from this thread as each one finishes. Workers are subprocesses, so threads suffice."""
-    for name in graded_labs():
-        knowledge(name).cases()  # PyTorch's answers, computed once before the threads start
+    gradable_labs()  # checks every lab and computes PyTorch's answers once, before the threads start
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         pending = {pool.submit(safe_grade, path, options): name for name, path in named_paths}
         for future in as_completed(pending):

@@ -10,11 +10,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder.labs import graded_labs, knowledge, probes_source
+from autograder.labs import LabNotGradable, course_labs, grading_for
 from autograder.sandbox import Limits, Worker, WorkerFailure
-from autograder.submission import Step, SubmissionError, answers, identify, load, program, student_name
+from autograder.submission import Step, SubmissionError, answers, identify, load, program, student_name, untouched
+from autograder.vocabulary import plural
 from autograder.worker import decode, encode
-from course.labs import ROOT
 
 MAX_RESTARTS = 20  # each costs a few seconds; the submission time limit bounds them anyway
 
@@ -27,6 +27,13 @@ class Options:
 
 class OutOfTime(Exception):
     pass
+
+
+@dataclass(frozen=True)
+class Outcome:
+    passed: bool
+    message: str
+    untouched: bool = False  # the activity's answer cell still holds the stub
 
 
 class Session:
@@ -52,9 +59,7 @@ class Session:
                 raise WorkerFailure("died", "the notebook's code kept crashing the grader's Python process")
             self.restarts += 1
             self.folder = Path(tempfile.mkdtemp(prefix="grading-"))
-            for name in self.lab.data_files:
-                (self.folder / "data").mkdir(exist_ok=True)
-                shutil.copyfile(ROOT / "data" / name, self.folder / "data" / name)
+            self.lab.copy_data(self.folder)
             self.worker = Worker(self.folder, self.options.limits, self.options.sandboxed)
             for index, step in enumerate(self.steps):
                 if index in self.skipped:
@@ -98,27 +103,38 @@ class Session:
             self.folder = None
 
 
-def judge_activity(session, lab_name, cases, quiet=False):
-    """(passed, message) for one activity. `quiet` keeps the submission's own words out."""
-    source = probes_source(lab_name)
-    for case in cases:
-        request = {"op": "probe", "source": f"{source}\nprobe = {case.probe}\n",
+def judge_activity(session, probes, cases, quiet=False):
+    """The Outcome of one activity's hidden cases. Every case is run, so the feedback can say
+    how many failed; a case that stops the worker ends the activity. `quiet` keeps the
+    submission's own words out of the messages."""
+    failures, stopped = [], None
+    for number, case in enumerate(cases, start=1):
+        request = {"op": "probe", "source": f"{probes}\nprobe = {case.probe}\n",
                    "args": {key: encode(value) for key, value in case.args.items()}}
         try:
             reply = session.ask(request)
         except WorkerFailure as failure:
-            return False, f"{case.title}: {failure}"
+            failures.append(f"{case.title}: {failure}")
+            stopped = number
+            break
         if "error" in reply:
-            if quiet:
-                return False, f"{case.title}: raised {reply['error']}"
-            return False, f"{case.title}: raised {reply['error']}: {reply.get('message', '')}".rstrip(": ")
+            detail = "" if quiet else reply.get("message", "")
+            failures.append(f"{case.title}: raised {reply['error']}" + (f": {detail}" if detail else ""))
+            continue
         try:
             problem = case.judge(decode(reply["value"]))
         except Exception:  # a reply the judge cannot read is a wrong answer, never a crash
             problem = f"{case.title}: returned something the grader could not read"
         if problem:
-            return False, problem
-    return True, f"passed all {len(cases)} checks"
+            failures.append(problem)
+    total = len(cases)
+    if not failures:
+        return Outcome(True, f"passed all {plural(total, 'hidden check')}")
+    summary = f"failed {len(failures)} of {plural(total, 'hidden check')}"
+    if stopped is not None and stopped < total:
+        summary += (f" ({plural(total - stopped, 'check')} after check {stopped} could not run: "
+                    "that one stopped the grader's Python process)")
+    return Outcome(False, f"{summary}. The first failure: {failures[0]}")
 
 
 def grade(path, options=Options()):
@@ -128,44 +144,52 @@ def grade(path, options=Options()):
     name = student_name(path)
     try:
         notebook = load(path)
-        lab = identify(notebook, list(graded_labs().values()))
+        lab = identify(notebook, list(course_labs().values()))
+        grading = grading_for(lab.name)
+    except LabNotGradable as error:
+        return error_result(name, path, error.kind, str(error), started, lab.name), {}
     except SubmissionError as error:
         return error_result(name, path, error.kind, str(error), started), {}
-    grading = knowledge(lab.name)
     deadline = started + options.limits.submission_seconds
     steps = program(lab, notebook)
+    unchanged = untouched(lab, notebook)
     session = Session(lab, steps, options, deadline)
     outcomes, status = {}, "graded"
     try:
         for activity in lab.activities:
             try:
-                outcomes[activity] = judge_activity(session, lab.name, grading.cases()[activity])
+                outcome = judge_activity(session, grading.probes, grading.cases[activity])
             except OutOfTime:
                 status = "timeout"
-                outcomes[activity] = (False, f"not graded: the submission used up its "
-                                             f"{options.limits.submission_seconds:g} s time limit")
+                outcome = Outcome(False, f"not graded: the submission used up its "
+                                         f"{options.limits.submission_seconds:g} s time limit")
+            if activity in unchanged and not outcome.passed:
+                stub = lab.activities[activity]
+                raised = "; ".join(f"Complete Activity {activity}: {f}" for f in stub.functions)
+                outcome = Outcome(False, f"not attempted: your answer cell still holds the stub ({raised})",
+                                  untouched=True)
+            outcomes[activity] = outcome
         problems = session.problems()
     except WorkerFailure as failure:
         problems = [str(failure)]
         for activity in lab.activities:
-            outcomes.setdefault(activity, (False, f"not graded: {failure}"))
+            outcomes.setdefault(activity, Outcome(False, f"not graded: {failure}"))
     finally:
         session.close()
     if status == "graded":
-        rejudge_with_reference_engine(lab, grading, steps, outcomes, options, deadline)
+        rejudge_with_reference_engine(grading, steps, outcomes, options, deadline)
     return activity_result(name, path, lab, outcomes, problems, status, started), answers(lab, notebook)
 
 
-def rejudge_with_reference_engine(lab, grading, steps, outcomes, options, deadline):
+def rejudge_with_reference_engine(grading, steps, outcomes, options, deadline):
     """An activity built on earlier ones is judged again on a correct engine when one of those
     failed, so that a mistake costs only the points of the activity where it was made. The
     reference code runs after the submission's and replaces the failed activities' functions;
     nothing the submission says in that run reaches the feedback."""
-    retry = {}
-    for activity, needs in grading.DEPENDS.items():
-        broken = [need for need in needs if not outcomes[need][0]]
-        untouched = f"Complete Activity {activity}:" in outcomes[activity][1]
-        if broken and not outcomes[activity][0] and not untouched:
+    lab, retry = grading.lab, {}
+    for activity, needs in grading.depends.items():
+        broken = [need for need in needs if not outcomes[need].passed]
+        if broken and not outcomes[activity].passed and not outcomes[activity].untouched:
             retry[activity] = broken
     if not retry:
         return
@@ -174,11 +198,10 @@ def rejudge_with_reference_engine(lab, grading, steps, outcomes, options, deadli
         Step(lab.activities[need].reference.source, False, "reference") for need in replaced])
     try:
         for activity, broken in retry.items():
-            passed, _ = judge_activity(session, lab.name, grading.cases()[activity], quiet=True)
-            if passed:
-                outcomes[activity] = (True, f"passed on a correct engine; with yours it failed because of "
-                                            f"activit{'y' if len(broken) == 1 else 'ies'} {', '.join(broken)}, "
-                                            "which lost their own points")
+            if judge_activity(session, grading.probes, grading.cases[activity], quiet=True).passed:
+                outcomes[activity] = Outcome(True, "passed on a correct engine; with yours it failed because of "
+                                                   f"{'activity' if len(broken) == 1 else 'activities'} "
+                                                   f"{', '.join(broken)}, which lost their own points")
     except (OutOfTime, WorkerFailure):
         pass  # the activity keeps the result it got on the submission's own engine
     finally:
@@ -186,22 +209,34 @@ def rejudge_with_reference_engine(lab, grading, steps, outcomes, options, deadli
 
 
 def activity_result(name, path, lab, outcomes, problems, status, started):
-    tests, score, max_score = [], 0, 0
+    """The Gradescope result. `score` is required plus bonus points (Gradescope's way of giving
+    extra credit: a score above max_score); `extra_data` keeps the two apart for people."""
+    tests, earned = [], {"required": 0, "bonus": 0, "max_required": 0, "max_bonus": 0}
     for activity_id, activity in lab.activities.items():
-        passed, message = outcomes[activity_id]
-        earned = activity.points if passed else 0
-        score += earned
-        max_score += 0 if activity.optional else activity.points
-        tests.append({"name": activity_id, "score": earned, "max_score": activity.points,
-                      "status": "passed" if passed else "failed", "output": message,
+        outcome = outcomes[activity_id]
+        points = activity.points if outcome.passed else 0
+        kind = "bonus" if activity.optional else "required"
+        earned[kind] += points
+        earned[f"max_{kind}"] += activity.points
+        tests.append({"name": activity_id, "score": points, "max_score": activity.points,
+                      "status": "passed" if outcome.passed else "failed", "output": outcome.message,
                       "visibility": "visible", "tags": ["optional"] if activity.optional else []})
-    output = "\n".join(["Problems in your notebook's own cells:", *problems]) if problems else ""
-    return {"score": score, "max_score": max_score, "status": status, "output": output, "visibility": "visible",
-            "tests": tests, "execution_time": round(time.monotonic() - started, 2),
-            "extra_data": {"submission": name, "lab": lab.name, "path": str(path)}}
+    summary = score_line(earned)
+    output = "\n".join([f"Score: {summary}.", *(["Problems in your notebook's own cells:", *problems]
+                                                 if problems else [])])
+    return {"score": earned["required"] + earned["bonus"], "max_score": earned["max_required"], "status": status,
+            "output": output, "visibility": "visible", "tests": tests,
+            "execution_time": round(time.monotonic() - started, 2),
+            "extra_data": {"submission": name, "lab": lab.name, "path": str(path), "summary": summary, **earned}}
 
 
-def error_result(name, path, kind, message, started):
+def score_line(earned):
+    """'14/14 + 4 bonus': required and bonus points apart, never '18 of 14'."""
+    line = f"{earned['required']}/{earned['max_required']}"
+    return line + (f" + {earned['bonus']} bonus" if earned["max_bonus"] else "")
+
+
+def error_result(name, path, kind, message, started, lab_name=None):
     return {"score": 0, "max_score": 0, "status": kind, "output": message, "visibility": "visible", "tests": [],
             "execution_time": round(time.monotonic() - started, 2),
-            "extra_data": {"submission": name, "lab": None, "path": str(path)}}
+            "extra_data": {"submission": name, "lab": lab_name, "path": str(path)}}

@@ -24,11 +24,13 @@ def write_csv(out, named_results):
     path = Path(out) / "grades.csv"
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["submission", "lab", "status", "score", "max_score", *activities])
+        # score is the required points only; bonus points have their own column.
+        writer.writerow(["submission", "lab", "status", "score", "max_score", "bonus", *activities])
         for name, result in sorted(named_results):
             scores = {test["name"]: test["score"] for test in result["tests"]}
-            writer.writerow([name, result["extra_data"]["lab"] or "", result["status"], result["score"],
-                             result["max_score"], *(scores.get(a, "") for a in activities)])
+            extra = result["extra_data"]
+            writer.writerow([name, extra["lab"] or "", result["status"], extra.get("required", 0),
+                             result["max_score"], extra.get("bonus", 0), *(scores.get(a, "") for a in activities)])
     return path
 
 
@@ -44,7 +46,7 @@ tr.failed td.points {{ color: #a12a1c; font-weight: bold; }}
 pre {{ white-space: pre-wrap; margin: 0; font-size: .9rem; }}
 </style></head><body>
 <h1>{title}</h1>
-<p>Submission <strong>{name}</strong>: {score} of {max_score} points{bonus}. Status: {status}.</p>
+<p>Submission <strong>{name}</strong>: {summary_line}. Status: {status}.</p>
 {summary}
 <table><thead><tr><th>Activity</th><th>Points</th><th>What the grader found</th></tr></thead><tbody>
 {rows}
@@ -60,9 +62,9 @@ def write_html(out, name, result, title):
         rows.append(f'<tr class="{test["status"]}"><td>{html.escape(test["name"])}{optional}</td>'
                     f'<td class="points">{test["score"]} / {test["max_score"]}</td>'
                     f'<td><pre>{html.escape(test["output"])}</pre></td></tr>')
-    bonus = sum(t["score"] for t in result["tests"] if "optional" in t.get("tags", []))
-    page = PAGE.format(title=html.escape(title), name=html.escape(name), score=result["score"],
-                       max_score=result["max_score"], bonus=f", {bonus} of them bonus" if bonus else "",
+    line = result["extra_data"].get("summary")
+    page = PAGE.format(title=html.escape(title), name=html.escape(name),
+                       summary_line=f"{html.escape(line)} points" if line else "not graded",
                        status=html.escape(result["status"]),
                        summary=f"<pre>{html.escape(result['output'])}</pre>" if result["output"] else "",
                        rows="\n".join(rows))

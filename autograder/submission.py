@@ -128,6 +128,12 @@ def student_name(path):
     return Path(path).stem
 
 
+def untouched(lab, notebook):
+    """The activities whose answer cell still holds the stub, character for character."""
+    found = answers(lab, notebook)
+    return {activity.id for activity in lab.activities.values()
+            if found.get(f"{activity.id}-answer", "").strip() == activity.stub.source.strip()}
+
 
 def answers(lab, notebook):
     """The student's code for each answer cell, found by cell id or, if ids were lost, by the

@@ -1,6 +1,7 @@
 """Find the labs under ``source/`` and check that each follows the tag vocabulary."""
 import hashlib
 import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -118,6 +119,15 @@ class Lab:
     @property
     def folder(self):
         return self.path.parent
+
+    def copy_data(self, folder):
+        """Copy the data files the lab reads into `folder`/data/, where its notebook looks."""
+        for name in self.data_files:
+            source = ROOT / "data" / name
+            if not source.is_file():
+                raise LabError(f"{self.path}: data file {source} is missing")
+            (Path(folder) / "data").mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, Path(folder) / "data" / name)
 
 
 def find_labs(source=ROOT / "source"):

@@ -5,7 +5,7 @@ import importlib
 import pytest
 
 from autograder.grade import Options
-from autograder.mistakes import patched, run_catalogue
+from autograder.catalogue import patched, run_catalogue
 from autograder.sandbox import Limits
 
 CATALOGUE = importlib.import_module("autograder.labs.pt03_autodiff.mistakes").MISTAKES

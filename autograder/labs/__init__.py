@@ -1,21 +1,155 @@
-"""Each lab's grading knowledge lives in ``autograder/labs/<lab>/``: ``cases()``, ``DEPENDS``
-and ``probes.py``. The grader finds it by the lab's name; adding a lab adds a folder here."""
+"""A lab's grading knowledge: the interface every lab implements, checked whenever it is loaded.
+
+A lab named ``<lab>`` is
+
+* ``source/<lab>/<lab>.py`` (Jupytext percent format) and its executed ``<lab>.ipynb``: the
+  activities, their points, stubs, references, visible checks and given code;
+* the files in ``data/`` that the notebook's metadata names (``course: data:``);
+* ``autograder/labs/<lab>/``, what the grader knows about it, one file per job:
+
+  ``cases.py``     ``DEPENDS = {activity: (activities whose functions it calls), ...}`` and
+                   ``cases()``, returning ``{activity: [Case, ...]}``: the hidden checks, with
+                   the expected values computed there (with PyTorch) and the input classes
+                   each activity's cases are generated from documented beside them;
+  ``probes.py``    functions the sandbox runs in the submission's namespace; every Case names
+                   one of them and its keyword arguments. They return plain data, know no
+                   expected value and judge nothing (the only file of the three a submission's
+                   process ever receives);
+  ``mistakes.py``  ``MISTAKES = [Mistake, ...]``: plausible wrong answers, at least three per
+                   activity, which the grader must catch (``python -m autograder mistakes``).
+
+``Case`` and ``Mistake`` come from ``autograder.vocabulary``, the one module of the grader a
+lab's files import. Nothing else in the grader names a lab: it finds them in ``source/``.
+
+The check run when a lab is loaded: every activity of the notebook has hidden cases and at
+least three mistakes; no case, mistake or ``DEPENDS`` entry names an activity the notebook
+lacks; every case's probe is a function of ``probes.py``; every mistake replaces functions its
+activity defines. A lab that fails it cannot be graded: its submissions get the status
+``lab_not_gradable`` with the reason, and the test suite fails naming the lab and the part.
+"""
+import ast
 import importlib
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from autograder.errors import GradingProblem
 from course.labs import find_labs
+
+HERE = Path(__file__).resolve().parent
+FILES = ("cases.py", "probes.py", "mistakes.py")
+MIN_MISTAKES = 3
+
+
+class LabNotGradable(GradingProblem):
+    def __init__(self, lab_name, problems):
+        super().__init__("lab_not_gradable", f"lab {lab_name} cannot be graded: " + "; ".join(problems))
+        self.problems = problems
+
+
+@dataclass(frozen=True)
+class Grading:
+    """Everything the grader knows about one lab, checked."""
+    lab: object  # course.labs.Lab
+    depends: dict
+    cases: dict  # activity -> [Case]
+    probes: str  # the source of probes.py, sent into the sandbox
+    mistakes: tuple
 
 
 @cache
-def graded_labs():
-    """The labs of source/ that have grading knowledge, by name."""
-    return {lab.name: lab for lab in find_labs() if (Path(__file__).parent / lab.name / "probes.py").is_file()}
+def course_labs():
+    """Every lab of source/, by name, whether or not it can be graded."""
+    return {lab.name: lab for lab in find_labs()}
 
 
-def knowledge(lab_name):
-    return importlib.import_module(f"autograder.labs.{lab_name}")
+def _import(lab_name, part):
+    return importlib.import_module(f"autograder.labs.{lab_name}.{part}")
 
 
-def probes_source(lab_name):
-    return (Path(__file__).parent / lab_name / "probes.py").read_text()
+def problems_of(lab, folder=None):
+    """What is missing or inconsistent in `lab`'s grading knowledge; [] when it is complete.
+    Returns the loaded Grading too when the files could be read."""
+    folder = folder or HERE / lab.name
+    missing = [f"autograder/labs/{lab.name}/{name} is missing" for name in FILES if not (folder / name).is_file()]
+    if missing:
+        return missing, None
+    try:
+        cases_module, mistakes_module = _import(lab.name, "cases"), _import(lab.name, "mistakes")
+        depends = getattr(cases_module, "DEPENDS", None)
+        cases = cases_module.cases() if callable(getattr(cases_module, "cases", None)) else None
+        mistakes = getattr(mistakes_module, "MISTAKES", None)
+    except Exception as error:  # a lab's own bug: report it, never crash the grader
+        return [f"loading its grading files raised {type(error).__name__}: {error}"], None
+    probes = (folder / "probes.py").read_text()
+    problems = []
+    activities = lab.activities
+    if not isinstance(depends, dict):
+        problems.append("cases.py must define DEPENDS, a dict from activity to the activities it calls")
+        depends = {}
+    if not isinstance(cases, dict):
+        problems.append("cases.py must define cases(), returning a dict from activity to a list of Case")
+        cases = {}
+    if not isinstance(mistakes, (list, tuple)):
+        problems.append("mistakes.py must define MISTAKES, a list of Mistake")
+        mistakes = ()
+    for activity, needs in depends.items():
+        for name in (activity, *needs):
+            if name not in activities:
+                problems.append(f"DEPENDS names activity {name}, which the notebook does not have")
+    try:
+        probe_names = {node.name for node in ast.parse(probes).body if isinstance(node, ast.FunctionDef)}
+    except SyntaxError as error:
+        problems.append(f"probes.py is not valid Python: {error}")
+        probe_names = set()
+    for activity in activities:
+        if not cases.get(activity):
+            problems.append(f"activity {activity} has no hidden cases in cases.py")
+        count = sum(m.activity == activity for m in mistakes)
+        if count < MIN_MISTAKES:
+            problems.append(f"activity {activity} has {count} catalogued mistakes in mistakes.py; "
+                            f"at least {MIN_MISTAKES} are needed")
+    for activity, listed in cases.items():
+        if activity not in activities:
+            problems.append(f"cases() has cases for activity {activity}, which the notebook does not have")
+            continue
+        for case in listed:
+            if case.activity != activity:
+                problems.append(f"case '{case.title}' is listed under {activity} but says activity {case.activity}")
+            if case.probe not in probe_names:
+                problems.append(f"case '{case.title}' asks probe {case.probe}, which probes.py does not define")
+    for mistake in mistakes:
+        if mistake.activity not in activities:
+            problems.append(f"mistake '{mistake.description}' names activity {mistake.activity}, "
+                            "which the notebook does not have")
+            continue
+        try:
+            replaced = {n.name for n in ast.parse(mistake.code).body if isinstance(n, ast.FunctionDef)}
+        except SyntaxError as error:
+            problems.append(f"mistake '{mistake.description}' is not valid Python: {error}")
+            continue
+        if not replaced or not replaced <= set(activities[mistake.activity].functions):
+            problems.append(f"mistake '{mistake.description}' must redefine functions of activity "
+                            f"{mistake.activity} ({', '.join(activities[mistake.activity].functions)})")
+    grading = Grading(lab, {k: tuple(v) for k, v in depends.items()}, cases, probes, tuple(mistakes))
+    return problems, grading
+
+
+@cache
+def grading_for(lab_name):
+    """The checked grading knowledge of a lab of source/, or LabNotGradable naming what is wrong."""
+    problems, grading = problems_of(course_labs()[lab_name])
+    if problems:
+        raise LabNotGradable(lab_name, problems)
+    return grading
+
+
+def gradable_labs():
+    """The labs whose grading knowledge passes the check, by name."""
+    found = {}
+    for name in course_labs():
+        try:
+            found[name] = grading_for(name)
+        except LabNotGradable:
+            pass
+    return found

@@ -3,7 +3,7 @@
 Each mistake replaces one or more functions of an activity's reference answer. `hint` is a
 word the grader's message must contain, so that the message points at what is wrong.
 """
-from autograder.mistakes import Mistake
+from autograder.vocabulary import Mistake
 
 MISTAKES = [
     # ------------------------------------------------------------------ 1a

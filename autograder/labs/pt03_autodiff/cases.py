@@ -10,7 +10,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from autograder.cases import Case, array_problem, describe, first_problem, unchanged_problem
+from autograder.vocabulary import Case, array_problem, describe, first_problem, unchanged_problem
 
 # Activities whose functions call those of earlier ones. When such an activity fails and one of
 # these failed too, the grader tries it again on the reference engine (see grade.py).

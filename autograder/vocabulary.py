@@ -1,9 +1,12 @@
-"""What a lab's grading knowledge is made of, and the comparisons its judges share.
+"""The vocabulary a lab's grading knowledge is written in: `Case`, `Mistake`, and the
+comparisons its judges share.
 
-A lab package (``autograder/labs/<lab>/``) provides ``cases()``: the questions to ask the
-submission (a probe function of its ``probes.py`` and the arguments), each with a judge that
-receives the decoded answer and returns ``None`` or a message the student can act on. Judges
-run in the grader's process with the grader's own expected values.
+A lab's ``cases.py`` builds Cases: a question for the submission (a probe function of the lab's
+``probes.py`` and its keyword arguments) with a judge that receives the decoded answer and
+returns ``None`` or a sentence the student can act on. Judges run in the grader's process with
+the grader's own expected values. A lab's ``mistakes.py`` lists Mistakes: wrong answers the
+checks must catch. Both the labs and the grader's runners import this module; labs import
+nothing else of the grader.
 """
 from dataclasses import dataclass
 from typing import Callable
@@ -22,6 +25,28 @@ class Case:
     judge: Callable[[object], str | None]
 
 
+@dataclass(frozen=True)
+class Mistake:
+    activity: str
+    description: str
+    hint: str  # a word the grader's message must contain, so that it points at the wrong quantity
+    code: str  # function definitions that replace the reference's
+
+
+def plural(count, word, many=None):
+    """'1 check', '3 checks', '2 activities' (pass `many` where adding an s is wrong)."""
+    return f"{count} {word if count == 1 else many or word + 's'}"
+
+
+def number(value):
+    """A number as a person writes it: 6, -0.5, 1.2346e-07; never np.float64(6.0)."""
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    return f"{float(value):.6g}"
+
+
 def describe(value):
     """A short phrase naming what a student function returned."""
     if isinstance(value, np.ndarray):
@@ -30,7 +55,13 @@ def describe(value):
         return repr(value)
     if isinstance(value, (list, tuple, dict)):
         return f"a {type(value).__name__} of length {len(value)}"
-    return f"a {type(value).__name__} ({value!r})"
+    if value is None:
+        return "None"
+    if isinstance(value, (int, float, np.generic)):
+        return f"the number {number(value)} ({type(value).__name__})"
+    if isinstance(value, str):
+        return f"the text {value[:60]!r}"
+    return f"a {type(value).__name__}"
 
 
 def as_numbers(value):
@@ -53,11 +84,13 @@ def array_problem(got, expected, quantity, *, atol=1e-9, rtol=1e-9):
         return f"{quantity}: shape {numbers.shape}, expected {expected.shape}"
     wrong = ~np.isclose(numbers, expected, atol=atol, rtol=rtol)
     if wrong.any() and expected.shape == ():
-        return f"{quantity}: got {numbers[()]:.6g}, expected {expected[()]:.6g}"
+        return f"{quantity}: got {number(numbers[()])}, expected {number(expected[()])}"
     if wrong.any():
         where = tuple(int(i) for i in np.argwhere(wrong)[0])
-        return (f"{quantity}: {int(wrong.sum())} of {wrong.size} entries are wrong; at index {where} "
-                f"got {numbers[where]:.6g}, expected {expected[where]:.6g}")
+        count = int(wrong.sum())
+        return (f"{quantity}: {count} of {plural(wrong.size, 'entry', 'entries')} "
+                f"{'is' if count == 1 else 'are'} wrong; at index {where} "
+                f"got {number(numbers[where])}, expected {number(expected[where])}")
     return None
 
 

@@ -5,7 +5,6 @@ cells and through the grader, and tabulate what each one catches.
 """
 import ast
 import copy
-import importlib
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -16,18 +15,11 @@ import nbformat
 
 from autograder.batch import grade_all
 from autograder.grade import Session
-from autograder.labs import graded_labs
+from autograder.labs import grading_for
 from autograder.sandbox import WorkerFailure
 from autograder.submission import Step
+from autograder.vocabulary import Mistake
 from course.release import solved_notebook, student_notebook
-
-
-@dataclass(frozen=True)
-class Mistake:
-    activity: str
-    description: str
-    hint: str  # a word the grader's message must contain to point at the wrong quantity
-    code: str  # function definitions that replace the reference's
 
 
 @dataclass
@@ -89,8 +81,8 @@ def visible_verdict(lab, activity, answer, options):
 
 
 def run_catalogue(lab_name, options, jobs):
-    lab = graded_labs()[lab_name]
-    mistakes = importlib.import_module(f"autograder.labs.{lab_name}.mistakes").MISTAKES
+    grading = grading_for(lab_name)
+    lab, mistakes = grading.lab, grading.mistakes
     solved = solved_notebook(lab, student_notebook(lab))
     answers = [patched(lab.activities[m.activity].reference.source, m.code) for m in mistakes]
     with tempfile.TemporaryDirectory() as scratch:
@@ -125,6 +117,8 @@ def print_table(rows):
     for row in rows:
         if not (row.grader_caught and row.others_intact):
             print(f"\ngrader on '{row.mistake.description}' ({row.mistake.activity}): {row.grader_message}")
+        if not row.visible_caught:
+            print(f"\nvisible check on '{row.mistake.description}' ({row.mistake.activity}): {row.visible_message}")
     print()
     for activity in dict.fromkeys(row.mistake.activity for row in rows):
         mine = [row for row in rows if row.mistake.activity == activity]
