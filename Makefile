@@ -7,7 +7,7 @@ SETUP := $(VENV)/.installed
 SUBMITTED ?= submitted
 GRADED ?= graded
 
-.PHONY: release test test-fast instructor grade
+.PHONY: release test test-fast instructor grade new-lab
 
 $(SETUP): requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -27,11 +27,18 @@ test: $(SETUP)
 test-fast: $(SETUP)
 	$(PY) -m pytest -m "not slow"
 
-# After editing source/<lab>/<lab>.py: regenerate and execute the paired .ipynb.
+# After editing source/<lab>/<lab>.py: `make instructor LAB=<lab>` regenerates and executes its
+# paired .ipynb (every lab when LAB is not given).
 instructor: $(SETUP)
-	$(PY) -m course.instructor
+	$(PY) -m course.instructor $(LAB)
 
 # Grade every notebook under submitted/ (nbgrader's submitted/<student>/<lab>/ layout) into graded/.
 # The GitHub workflow runs exactly this.
 grade: $(SETUP)
 	$(PY) -m autograder grade $(SUBMITTED) --out $(GRADED)
+
+# Start a new lab from a small complete example: source/<lab>/, autograder/labs/<lab>/, executed
+# and released. Then edit it and run `make instructor LAB=<lab>`, `make release`, `make test`.
+new-lab: $(SETUP)
+	@test -n "$(NAME)" || { echo "usage: make new-lab NAME=<lab>  (a lower-case Python identifier, e.g. pt04_jacobians)" >&2; exit 2; }
+	$(PY) -m course.new_lab "$(NAME)"

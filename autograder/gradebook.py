@@ -45,7 +45,7 @@ class GradebookWriter:
     def record(self, name, result, answers):
         """Store `result` for student `name`; `answers` maps answer-cell ids to the student's code."""
         lab_name = result["extra_data"]["lab"]
-        if lab_name is None:
+        if lab_name is None or not result["tests"]:  # nothing was graded (e.g. lab_not_gradable)
             return
         self._ensure_lab(lab_name)
         with Gradebook(self.db_url) as gradebook:

@@ -1,6 +1,6 @@
 """Grade the same class with our grader and with plain `nbgrader autograde`, in one run.
 
-    python bench/grading_throughput.py [--count 20] [--jobs 2]
+    python -m bench.grading_throughput [--count 20] [--jobs 2]     (from the repository root)
 
 The class mixes solved, blank and one-activity-wrong submissions. The script checks that the
 two graders agree on which activities pass, then prints both wall times, the throughput ratio,
@@ -19,12 +19,9 @@ from pathlib import Path
 
 import nbformat
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
-
-from build_student import build  # noqa: E402
-from submissions import answer_cell, with_answer  # noqa: E402
+from build_student import build
+from tests.helpers import ROOT
+from tests.submissions import answer_cell, with_answer
 
 LAB = "pt03_autodiff"
 BIN = Path(sys.executable).parent

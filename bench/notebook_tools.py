@@ -4,7 +4,7 @@
 * `python build_student.py` for all labs, next to `nbgrader generate_assignment` on the same
   notebook.
 
-    python bench/notebook_tools.py
+    python -m bench.notebook_tools     (from the repository root)
 """
 import os
 import shutil

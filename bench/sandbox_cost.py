@@ -1,19 +1,15 @@
 """What the sandbox costs: grade the solved notebook with and without bubblewrap, alternating.
 
-    python bench/sandbox_cost.py [--rounds 5]
+    python -m bench.sandbox_cost [--rounds 5]     (from the repository root)
 """
 import argparse
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from autograder.grade import Options, grade  # noqa: E402
-from build_student import build  # noqa: E402
+from autograder.grade import Options, grade
+from build_student import build
 
 LAB = "pt03_autodiff"
 

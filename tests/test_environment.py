@@ -4,7 +4,7 @@ import re
 
 import yaml
 
-from conftest import ROOT
+from tests.helpers import ROOT
 
 CONDA_NAMES = {"pytorch-cpu": "torch"}
 PENGUINS_SHA256 = "f204db2c753b0937caac3cb35258562c14f073e4bbc76be24b4c51ce22767a93"
@@ -42,5 +42,8 @@ def test_bundled_penguins_is_the_published_file():
     assert hashlib.sha256((ROOT / "data/penguins.csv").read_bytes()).hexdigest() == PENGUINS_SHA256
 
 
-def test_notebook_checks_the_same_hash():
-    assert PENGUINS_SHA256 in (ROOT / "source/pt03_autodiff/pt03_autodiff.py").read_text()
+def test_every_data_file_a_lab_reads_is_bundled_and_its_hash_is_in_the_notebook(lab):
+    """Opened alone (Colab), a notebook downloads its data and checks this hash."""
+    for name in lab.data_files:
+        digest = hashlib.sha256((ROOT / "data" / name).read_bytes()).hexdigest()
+        assert digest in lab.path.read_text(), f"{lab.name} reads {name} without checking its SHA-256"

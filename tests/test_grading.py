@@ -1,4 +1,5 @@
-"""Grading a class: partial credit by activity, faults contained, the batch always finishes."""
+"""Grading a class of every lab: partial credit by activity, faults contained, the batch always
+finishes. Points and activities come from the lab."""
 import csv
 import hashlib
 import json
@@ -8,45 +9,61 @@ import sys
 import nbformat
 import pytest
 
-from conftest import LAB, ROOT, read
-from submissions import answer_cell, save, with_answer, with_cell_after
+from autograder.catalogue import patched
+from autograder.labs import grading_for
+from tests.helpers import ROOT, all_points, lab_notebook, read, required_points
+from tests.submissions import answer_cell, save, with_answer, with_cell_after
 
 pytestmark = pytest.mark.slow
-ACTIVITIES = ["1a", "1b", "1c", "2", "3", "A", "B", "C"]
-POINTS = {"1a": 3, "1b": 2, "1c": 2, "2": 4, "3": 3, "A": 2, "B": 1, "C": 1}
-FULL = sum(POINTS.values())
 
-WRONG_RELU = "def tanh_vjp(y, v):\n    return v * (1 - y * y)\n\n\ndef relu_vjp(x, v):\n    return np.where(x >= 0, v, 0.0)\n"
-FAULTS = {  # name: (activity whose answer changes, new answer, activities expected to fail)
-    "hang-cell": ("1c", "while True:\n    pass\n", {"1c"}),
-    "hang-function": ("1c", "def tanh_vjp(y, v):\n    while True:\n        pass\n\n\n"
-                            "def relu_vjp(x, v):\n    return np.where(x > 0, v, 0.0)\n", {"1c"}),
-    "exit-cell": ("1b", "import os\nos._exit(1)\n", {"1b"}),
-    "sigkill-function": ("1c", "import os, signal\n\n\ndef tanh_vjp(y, v):\n    return v * (1 - y * y)\n\n\n"
-                               "def relu_vjp(x, v):\n    os.kill(os.getpid(), signal.SIGKILL)\n", {"1c"}),
-    "memory-function": ("1a", "def add_vjp(a, b, v):\n    return v, v\n\n\ndef multiply_vjp(a, b, v):\n"
-                              "    waste = np.ones(10**11)\n    return v * b, v * a\n\n\n"
-                              "def matmul_vjp(a, b, v):\n    return v @ b.T, a.T @ v\n",
-                        {"1a"}),
-    "wrong-relu": ("1c", WRONG_RELU, {"1c"}),
-    "syntax-error": ("2", "def topological_order(output)\n    return []\n", {"2"}),
-}
+
+def replaced_function(activity, body):
+    """The activity's reference with its first function's body replaced by `body`."""
+    signature = f"def {activity.functions[0]}(*args, **kwargs):\n"
+    return patched(activity.reference.source, signature + "".join(f"    {line}\n" for line in body.splitlines()))
+
+
+def faults(lab):
+    """name: (activity, the answer put in its cell, the part of the feedback that explains it).
+    Each fault is given to a different activity in turn, so that the labs' activities share them."""
+    kinds = {
+        "hang-cell": (lambda a: "while True:\n    pass\n", "time limit"),
+        "hang-function": (lambda a: replaced_function(a, "while True:\n    pass"), "time limit"),
+        "exit-cell": (lambda a: "import os\nos._exit(1)\n", "exited with status 1"),
+        "sigkill-function": (lambda a: replaced_function(a, "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)"),
+                             "killed by signal SIGKILL"),
+        "memory-function": (lambda a: replaced_function(a, "import numpy\nwaste = numpy.ones(10**11)\nreturn waste"),
+                            "MemoryError"),
+        "wrong-answer": (None, None),
+        "syntax-error": (lambda a: f"def {a.functions[0]}(x)\n    return x\n", "SyntaxError"),
+    }
+    activities = list(lab.activities.values())
+    made = {}
+    for number, (name, (answer, words)) in enumerate(kinds.items()):
+        activity = activities[number % len(activities)]
+        if answer is None:
+            mistake = next(m for m in grading_for(lab.name).mistakes if m.activity == activity.id)
+            made[name] = (activity, patched(activity.reference.source, mistake.code), mistake.hint)
+        else:
+            made[name] = (activity, answer(activity), words)
+    return made
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory, release_dir, solved_dir):
-    """One batch holding every kind of submission, graded with --jobs 2."""
-    folder = tmp_path_factory.mktemp("class")
-    solved = read(solved_dir / LAB / f"{LAB}.ipynb")
-    blank = read(release_dir / LAB / f"{LAB}.ipynb")
+def graded(lab, tmp_path_factory, release_dir, solved_dir):
+    """One batch of this lab holding every kind of submission, graded with --jobs 2."""
+    folder = tmp_path_factory.mktemp(f"class-{lab.name}")
+    solved = read(lab_notebook(solved_dir, lab))
+    blank = read(lab_notebook(release_dir, lab))
     save(solved, folder, "solved")
     save(blank, folder, "blank")
-    for activity in ACTIVITIES:
+    for activity in lab.activities:
         save(with_answer(solved, activity, answer_cell(blank, activity).source), folder, f"missing-{activity}")
-    for name, (activity, source, _) in FAULTS.items():
-        save(with_answer(solved, activity, source), folder, name)
-    save(with_cell_after(solved, "1a-answer", "print('x' * (100 << 20))"), folder, "output-flood")
-    save(with_cell_after(solved, "1a-answer", "hoard = bytearray(64 << 30)"), folder, "memory-cell")
+    for name, (activity, source, _) in faults(lab).items():
+        save(with_answer(solved, activity.id, source), folder, name)
+    first = f"{next(iter(lab.activities))}-answer"
+    save(with_cell_after(solved, first, "print('x' * (100 << 20))"), folder, "output-flood")
+    save(with_cell_after(solved, first, "hoard = bytearray(64 << 30)"), folder, "memory-cell")
     (folder / "not-json.ipynb").write_text("this is not a notebook")
     (folder / "empty.ipynb").write_bytes(b"")
     stranger = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("def train():\n    return 1\n")])
@@ -54,10 +71,10 @@ def graded(tmp_path_factory, release_dir, solved_dir):
     save(stranger, folder, "other-lab")
     save(nbformat.v4.new_notebook(), folder, "no-lab")
     digests = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in folder.iterdir()}
-    out = tmp_path_factory.mktemp("results")
+    out = tmp_path_factory.mktemp(f"results-{lab.name}")
     run = subprocess.run([sys.executable, "-m", "autograder", "grade", str(folder), "--out", str(out),
                           "--jobs", "2", "--cell-timeout", "10"], cwd=ROOT, capture_output=True, text=True,
-                         timeout=1200)
+                         timeout=1800)
     results = {p.stem: json.loads(p.read_text()) for p in out.glob("*.json")}
     return folder, out, run, results, digests
 
@@ -77,54 +94,66 @@ def test_batch_finishes_with_exit_0_and_a_result_for_everyone(graded):
     assert all("status" in result and "tests" in result for result in results.values())
 
 
-def test_solved_notebook_scores_full_marks(graded):
+def test_solved_notebook_scores_full_marks_with_bonus_apart(graded, lab):
     result = graded[3]["solved"]
     assert result["status"] == "graded"
-    assert scores(result) == POINTS and result["score"] == FULL and result["max_score"] == 14
+    assert scores(result) == {a.id: a.points for a in lab.activities.values()}
+    assert result["score"] == all_points(lab) and result["max_score"] == required_points(lab)
+    bonus = all_points(lab) - required_points(lab)
+    line = f"{required_points(lab)}/{required_points(lab)}" + (f" + {bonus} bonus" if bonus else "")
+    assert result["output"].startswith(f"Score: {line}.")
 
 
-def test_blank_release_scores_zero_naming_each_missing_activity(graded):
+def test_blank_release_scores_zero_naming_each_missing_activity(graded, lab):
     result = graded[3]["blank"]
-    assert result["score"] == 0 and failing(result) == set(ACTIVITIES)
+    assert result["score"] == 0 and failing(result) == set(lab.activities)
     for test in result["tests"]:
-        assert f"Complete Activity {test['name']}" in test["output"]
+        assert test["output"].startswith("not attempted") and f"Complete Activity {test['name']}:" in test["output"]
 
 
-@pytest.mark.parametrize("activity", ACTIVITIES)
-def test_a_missing_activity_loses_exactly_its_points(graded, activity):
-    result = graded[3][f"missing-{activity}"]
-    assert failing(result) == {activity}
-    assert result["score"] == FULL - POINTS[activity]
+def test_a_missing_activity_loses_exactly_its_points(graded, lab):
+    for activity in lab.activities.values():
+        result = graded[3][f"missing-{activity.id}"]
+        assert failing(result) == {activity.id}, {t["name"]: t["output"] for t in result["tests"]}
+        assert result["score"] == all_points(lab) - activity.points
 
 
-@pytest.mark.parametrize("name", FAULTS)
-def test_a_fault_costs_only_its_activity(graded, name):
-    result = graded[3][name]
-    assert result["status"] == "graded"
-    assert failing(result) == FAULTS[name][2], {t["name"]: t["output"] for t in result["tests"]}
-
-
-def test_fault_messages_say_what_happened(graded):
+def test_a_fault_costs_only_its_activity_and_says_what_happened(graded, lab):
     results = graded[3]
-    output = {name: {t["name"]: t["output"] for t in results[name]["tests"]} for name in FAULTS}
-    assert "time limit" in output["hang-function"]["1c"]
-    assert "killed by signal SIGKILL" in output["sigkill-function"]["1c"]
-    assert "MemoryError" in output["memory-function"]["1a"]
-    assert "relu_vjp" in output["wrong-relu"]["1c"] and "expected" in output["wrong-relu"]["1c"]
+    for name, (activity, _, words) in faults(lab).items():
+        result = results[name]
+        assert result["status"] == "graded", name
+        assert failing(result) == {activity.id}, (name, {t["name"]: t["output"] for t in result["tests"]})
+        feedback = result["output"] + next(t["output"] for t in result["tests"] if t["name"] == activity.id)
+        assert words in feedback, (name, feedback)
+
+
+def test_failed_feedback_counts_the_hidden_checks(graded, lab):
+    activity, _, _ = faults(lab)["wrong-answer"]
+    output = next(t["output"] for t in graded[3]["wrong-answer"]["tests"] if t["name"] == activity.id)
+    total = len(grading_for(lab.name).cases[activity.id])
+    assert output.startswith("failed ") and f" of {total} hidden check" in output and "The first failure: " in output
+    assert "np.float64(" not in output and "np.int64(" not in output
+
+
+def test_cells_left_out_are_reported(graded):
+    results = graded[3]
     assert "left out" in results["hang-cell"]["output"] and "time limit" in results["hang-cell"]["output"]
-    assert "exited with status 1" in results["exit-cell"]["output"]
-    assert "SyntaxError" in results["syntax-error"]["output"]
+    assert "left out" in results["exit-cell"]["output"]
 
 
-def test_dependent_activity_is_graded_on_a_correct_engine(graded):
-    result = graded[3]["missing-2"]
-    three = next(t for t in result["tests"] if t["name"] == "3")
-    assert three["score"] == 3 and "correct engine" in three["output"]
+def test_dependent_activities_are_graded_on_a_correct_engine(graded, lab):
+    """Every activity that calls another keeps its points when that other one is missing."""
+    for dependent, needs in grading_for(lab.name).depends.items():
+        for need in needs:
+            test = next(t for t in graded[3][f"missing-{need}"]["tests"] if t["name"] == dependent)
+            assert test["score"] == lab.activities[dependent].points, (dependent, need, test["output"])
+            assert "correct engine" in test["output"]
 
 
 @pytest.mark.parametrize("name", ["output-flood", "memory-cell"])
-def test_noise_in_extra_cells_costs_nothing(graded, name):
-    assert graded[3][name]["score"] == FULL
+def test_noise_in_extra_cells_costs_nothing(graded, lab, name):
+    assert graded[3][name]["score"] == all_points(lab)
 
 
 @pytest.mark.parametrize("name, status", [("not-json", "invalid_notebook"), ("empty", "invalid_notebook"),
@@ -139,31 +168,35 @@ def test_submissions_are_never_modified(graded):
     assert {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in folder.iterdir()} == digests
 
 
-def test_csv_has_one_row_per_submission(graded):
+def test_csv_has_one_row_per_submission_with_bonus_apart(graded, lab):
     folder, out, _, results, _ = graded
     rows = list(csv.DictReader((out / "grades.csv").open()))
     assert sorted(row["submission"] for row in rows) == sorted(results)
     solved = next(row for row in rows if row["submission"] == "solved")
-    assert solved["score"] == str(FULL) and solved["2"] == "4"
+    assert solved["score"] == str(required_points(lab)) and solved["max_score"] == str(required_points(lab))
+    assert solved["bonus"] == str(all_points(lab) - required_points(lab))
+    for activity in lab.activities.values():
+        assert solved[activity.id] == str(activity.points)
 
 
-def test_feedback_page_per_submission_shows_points_and_failures(graded):
+def test_feedback_page_per_submission_shows_points_and_failures(graded, lab):
     _, out, _, results, _ = graded
-    page = (out / "wrong-relu.html").read_text()
-    assert "0 / 2" in page and "relu_vjp" in page and "3 / 3" in page
+    activity, _, hint = faults(lab)["wrong-answer"]
+    page = (out / "wrong-answer.html").read_text()
+    assert f"0 / {activity.points}" in page and hint in page
     assert {p.stem for p in out.glob("*.html")} == set(results)
 
 
-def test_jobs_1_gives_the_same_results(graded, tmp_path):
+def test_jobs_1_gives_the_same_results(graded, lab, tmp_path):
     folder = graded[0]
     subset = tmp_path / "subset"
     subset.mkdir()
-    names = ["solved", "blank", "missing-2", "wrong-relu"]
+    names = ["solved", "blank", f"missing-{next(iter(lab.activities))}", "wrong-answer"]
     for name in names:
         (subset / f"{name}.ipynb").write_bytes((folder / f"{name}.ipynb").read_bytes())
     out = tmp_path / "out"
     subprocess.run([sys.executable, "-m", "autograder", "grade", str(subset), "--out", str(out), "--jobs", "1"],
-                   cwd=ROOT, check=True, capture_output=True, timeout=600)
+                   cwd=ROOT, check=True, capture_output=True, timeout=900)
     for name in names:
         serial = json.loads((out / f"{name}.json").read_text())
         parallel = graded[3][name]
@@ -184,16 +217,17 @@ def test_whole_submission_time_limit(graded, tmp_path):
     assert all("time limit" in test["output"] for test in result["tests"] if test["status"] == "failed")
 
 
-def test_gradebook_holds_every_graded_submission(graded):
+def test_gradebook_holds_every_graded_submission(graded, lab):
     from nbgrader.api import Gradebook
 
     _, out, _, results, _ = graded
+    activity, _, _ = faults(lab)["wrong-answer"]
     with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gradebook:
-        recorded = {s.student_id: s for s in gradebook.assignment_submissions(LAB)}
-        graded_names = {name for name, result in results.items() if result["extra_data"]["lab"] == LAB}
+        recorded = {s.student_id: s for s in gradebook.assignment_submissions(lab.name)}
+        graded_names = {name for name, result in results.items() if result["extra_data"]["lab"] == lab.name}
         assert set(recorded) == graded_names
-        assert recorded["solved"].score == FULL and recorded["solved"].max_score == 14
-        assert recorded["wrong-relu"].score == FULL - 2
+        assert recorded["solved"].score == all_points(lab) and recorded["solved"].max_score == required_points(lab)
+        assert recorded["wrong-answer"].score == all_points(lab) - activity.points
 
 
 def nbgrader(*args, cwd):
@@ -201,15 +235,16 @@ def nbgrader(*args, cwd):
     return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=600)
 
 
-def test_nbgrader_export_and_generate_feedback_work_on_the_gradebook(graded, tmp_path):
+def test_nbgrader_export_and_generate_feedback_work_on_the_gradebook(graded, lab, tmp_path):
     _, out, _, _, _ = graded
+    activity, _, hint = faults(lab)["wrong-answer"]
     course = [f"--CourseDirectory.root={out}", f"--CourseDirectory.db_url=sqlite:///{out / 'gradebook.db'}"]
     exported = tmp_path / "export.csv"
     run = nbgrader("export", *course, f"--to={exported}", cwd=tmp_path)
     assert run.returncode == 0, run.stderr
-    rows = {row["student_id"]: row for row in csv.DictReader(exported.open())}
-    assert float(rows["solved"]["score"]) == FULL and float(rows["blank"]["score"]) == 0
-    run = nbgrader("generate_feedback", LAB, "--student=wrong-relu", *course, cwd=tmp_path)
+    rows = {row["student_id"]: row for row in csv.DictReader(exported.open()) if row["assignment"] == lab.name}
+    assert float(rows["solved"]["score"]) == all_points(lab) and float(rows["blank"]["score"]) == 0
+    run = nbgrader("generate_feedback", lab.name, "--student=wrong-answer", *course, cwd=tmp_path)
     assert run.returncode == 0, run.stderr
-    page = (out / "feedback" / "wrong-relu" / LAB / f"{LAB}.html").read_text()
-    assert "relu_vjp" in page
+    page = (out / "feedback" / "wrong-answer" / lab.name / f"{lab.name}.html").read_text()
+    assert hint in page

@@ -4,10 +4,14 @@ import json
 import nbformat
 import pytest
 
-from autograder.labs import graded_labs
-from autograder.submission import SubmissionError, identify, load, program, student_name
-from conftest import LAB, read
-from submissions import answer_cell, save, with_answer
+from autograder.labs import course_labs
+from autograder.submission import SubmissionError, identify, load, program, student_name, untouched
+from tests.helpers import lab_notebook, read
+from tests.submissions import answer_cell, save, with_answer
+
+
+def every_lab():
+    return list(course_labs().values())
 
 
 def load_error(path):
@@ -35,37 +39,45 @@ def test_missing_file(tmp_path):
     assert load_error(tmp_path / "nope.ipynb").kind == "unreadable"
 
 
-def test_nbformat_3_is_upgraded(tmp_path, solved_dir):
-    notebook = read(solved_dir / LAB / f"{LAB}.ipynb")
+def test_nbformat_3_is_upgraded(tmp_path, solved_dir, lab):
+    notebook = read(lab_notebook(solved_dir, lab))
     old = nbformat.v3.convert.downgrade(nbformat.from_dict(json.loads(nbformat.writes(notebook))))
     path = tmp_path / "old.ipynb"
     path.write_text(json.dumps(old))
     upgraded = load(path)
     assert upgraded.nbformat == 4
-    assert identify(upgraded, list(graded_labs().values())).name == LAB
+    assert identify(upgraded, every_lab()).name == lab.name
 
 
-def test_lab_is_recognised_without_metadata(tmp_path, solved_dir):
-    notebook = read(solved_dir / LAB / f"{LAB}.ipynb")
-    notebook.metadata = {}
-    for cell in notebook.cells:
-        cell.metadata = {}
-    assert identify(notebook, list(graded_labs().values())).name == LAB
+def test_lab_is_recognised_without_metadata(solved_dir, release_dir, lab):
+    for folder in (solved_dir, release_dir):
+        notebook = read(lab_notebook(folder, lab))
+        notebook.metadata = {}
+        for cell in notebook.cells:
+            cell.metadata = {}
+        assert identify(notebook, every_lab()).name == lab.name
 
 
 def test_notebook_of_no_lab_is_refused():
     stranger = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print('hello')")])
     stranger.metadata["course"] = {"lab": "pt99_other"}
     with pytest.raises(SubmissionError) as failure:
-        identify(stranger, list(graded_labs().values()))
-    assert failure.value.kind == "unknown_lab" and LAB in str(failure.value)
+        identify(stranger, every_lab())
+    assert failure.value.kind == "unknown_lab"
+    assert all(lab.name in str(failure.value) for lab in every_lab())
+
+
+def first_definition(lab):
+    """The first given code cell that defines something: students may edit it."""
+    return next(c for c in lab.cells if c.role == "given" and c.cell_type == "code" and not c.requires
+                and ("def " in c.source or "class " in c.source))
 
 
 def test_program_runs_given_code_from_the_lab_not_the_submission(lab, solved_dir):
-    notebook = read(solved_dir / LAB / f"{LAB}.ipynb")
-    tensor_cell = next(cell for cell in notebook.cells if "class Tensor:" in cell.source)
-    original = tensor_cell.source
-    tensor_cell.source = original.replace("class Tensor:", "class Tensor:  # edited")
+    notebook = read(lab_notebook(solved_dir, lab))
+    original = first_definition(lab).source
+    edited_cell = next(cell for cell in notebook.cells if cell.source == original)
+    edited_cell.source = original + "\n# edited by the student\n"
     steps = program(lab, notebook)
     assert original in [step.source for step in steps if not step.student]
     edited = [i for i, step in enumerate(steps) if step.student and "# edited" in step.source]
@@ -74,31 +86,44 @@ def test_program_runs_given_code_from_the_lab_not_the_submission(lab, solved_dir
 
 
 def test_program_leaves_out_checks_and_demos(lab, solved_dir):
-    steps = program(lab, read(solved_dir / LAB / f"{LAB}.ipynb"))
-    text = "\n".join(step.source for step in steps)
-    assert "check_sum_to_shape()" not in text and "train_side_by_side()" not in text
-    assert "def classifier_step(" in text
+    steps = {step.source for step in program(lab, read(lab_notebook(solved_dir, lab)))}
+    for cell in lab.cells:
+        if cell.role == "check" or cell.requires:
+            assert cell.source not in steps, cell.label
+    for activity in lab.activities.values():
+        assert activity.reference.source in steps
 
 
 def test_answers_follow_the_student_order(lab, solved_dir):
-    notebook = read(solved_dir / LAB / f"{LAB}.ipynb")
-    changed = with_answer(notebook, "1b", answer_cell(notebook, "1b").source + "\nMARKER = 1\n")
+    notebook = read(lab_notebook(solved_dir, lab))
+    last = list(lab.activities)[-1]
+    changed = with_answer(notebook, last, answer_cell(notebook, last).source + "\nMARKER = 1\n")
     steps = program(lab, changed)
     marker = next(i for i, step in enumerate(steps) if "MARKER" in step.source)
-    tensor = next(i for i, step in enumerate(steps) if "class Tensor:" in step.source)
-    assert marker > tensor
+    before = [c.source for c in lab.cells if c.role == "given" and c.cell_type == "code" and not c.requires
+              and c.index < lab.activities[last].stub.index]
+    assert all(steps.index(next(s for s in steps if s.source == source)) < marker for source in before)
+
+
+def test_untouched_stubs_are_flagged_by_content_not_by_message(lab, solved_dir, release_dir):
+    blank = read(lab_notebook(release_dir, lab))
+    assert untouched(lab, blank) == set(lab.activities)
+    assert untouched(lab, read(lab_notebook(solved_dir, lab))) == set()
+    first = next(iter(lab.activities))
+    reworded = with_answer(blank, first, answer_cell(blank, first).source + "\n# started\n")
+    assert first not in untouched(lab, reworded)
 
 
 @pytest.mark.parametrize("parts, name", [
-    (("course", "submitted", "alice", LAB, f"{LAB}.ipynb"), "alice"),
+    (("course", "submitted", "alice", "some_lab", "some_lab.ipynb"), "alice"),
     (("somewhere", "bob_pt03.ipynb"), "bob_pt03"),
 ])
 def test_student_names(parts, name, tmp_path):
     assert student_name(tmp_path.joinpath(*parts)) == name
 
 
-def test_loading_never_writes_the_file(tmp_path, solved_dir):
-    path = save(read(solved_dir / LAB / f"{LAB}.ipynb"), tmp_path, "s")
+def test_loading_never_writes_the_file(tmp_path, solved_dir, lab):
+    path = save(read(lab_notebook(solved_dir, lab)), tmp_path, "s")
     before = (path.read_bytes(), path.stat().st_mtime_ns)
     load(path)
     assert (path.read_bytes(), path.stat().st_mtime_ns) == before

@@ -1,0 +1,95 @@
+"""Every lab's grading knowledge passes the interface check, and a lab that fails it is
+refused by name: in the suite, and for its submissions (status lab_not_gradable)."""
+import ast
+import importlib
+import shutil
+
+
+import autograder.labs as labs
+from autograder.grade import grade
+from autograder.labs import grading_for, problems_of
+from autograder.vocabulary import Case, Mistake
+from tests.helpers import lab_notebook
+
+
+def test_grading_knowledge_is_complete(lab):
+    problems, _ = problems_of(lab)
+    assert problems == [], f"lab {lab.name}: " + "; ".join(problems)
+
+
+def test_lab_files_import_only_the_shared_vocabulary(lab):
+    for part in labs.FILES:
+        tree = ast.parse((labs.HERE / lab.name / part).read_text())
+        imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+        imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+        grader = {name for name in imported if name.split(".")[0] in ("autograder", "course")}
+        assert grader <= {"autograder.vocabulary"}, f"{lab.name}/{part} imports {sorted(grader)}"
+
+
+def test_every_activity_has_cases_and_three_mistakes(lab):
+    grading = grading_for(lab.name)
+    for activity in lab.activities:
+        assert grading.cases[activity]
+        assert sum(m.activity == activity for m in grading.mistakes) >= labs.MIN_MISTAKES
+
+
+def test_missing_files_are_named(lab, tmp_path):
+    problems, _ = problems_of(lab, folder=tmp_path)
+    assert problems == [f"autograder/labs/{lab.name}/{part} is missing" for part in labs.FILES]
+
+
+def module(lab, part):
+    return importlib.import_module(f"autograder.labs.{lab.name}.{part}")
+
+
+def test_too_few_mistakes_are_named(lab, monkeypatch):
+    first = next(iter(lab.activities))
+    catalogue = module(lab, "mistakes").MISTAKES
+    two_left = [m for m in catalogue if m.activity == first][:2] + [m for m in catalogue if m.activity != first]
+    monkeypatch.setattr(module(lab, "mistakes"), "MISTAKES", two_left)
+    problems, _ = problems_of(lab)
+    assert f"activity {first} has 2 catalogued mistakes in mistakes.py; at least 3 are needed" in problems
+
+
+def test_unknown_activities_are_named(lab, monkeypatch):
+    cases_module = module(lab, "cases")
+    real = cases_module.cases()
+    first = next(iter(lab.activities))
+    stray = Case("Z9", "a case of no activity", next(iter(real.values()))[0].probe, {}, lambda answer: None)
+    monkeypatch.setattr(cases_module, "cases", lambda: {**real, "Z9": [stray]})
+    monkeypatch.setattr(cases_module, "DEPENDS", {first: ("Q",)})
+    monkeypatch.setattr(module(lab, "mistakes"), "MISTAKES", [
+        *module(lab, "mistakes").MISTAKES, Mistake("Z9", "a mistake of no activity", "x", "def f():\n    pass\n")])
+    problems = " | ".join(problems_of(lab)[0])
+    assert "cases for activity Z9, which the notebook does not have" in problems
+    assert "DEPENDS names activity Q" in problems
+    assert "mistake 'a mistake of no activity' names activity Z9" in problems
+
+
+def test_missing_cases_and_unknown_probes_are_named(lab, monkeypatch):
+    cases_module = module(lab, "cases")
+    real = cases_module.cases()
+    first, *rest = lab.activities
+    wrong_probe = Case(first, "a case asking a probe that does not exist", "no_such_probe", {}, lambda answer: None)
+    monkeypatch.setattr(cases_module, "cases", lambda: {first: [wrong_probe], **{a: real[a] for a in rest[:-1]}})
+    problems = problems_of(lab)[0]
+    assert "case 'a case asking a probe that does not exist' asks probe no_such_probe, which probes.py does not define" \
+        in problems
+    if rest:
+        assert f"activity {rest[-1]} has no hidden cases in cases.py" in problems
+
+
+def test_submission_of_a_lab_without_grading_knowledge_is_not_gradable(lab, solved_dir, tmp_path, monkeypatch):
+    (tmp_path / lab.name).mkdir()
+    for part in labs.FILES:
+        if part != "probes.py":
+            shutil.copyfile(labs.HERE / lab.name / part, tmp_path / lab.name / part)
+    monkeypatch.setattr(labs, "HERE", tmp_path)
+    grading_for.cache_clear()
+    try:
+        result, _ = grade(lab_notebook(solved_dir, lab))
+    finally:
+        grading_for.cache_clear()
+    assert result["status"] == "lab_not_gradable"
+    assert f"lab {lab.name} cannot be graded" in result["output"] and "probes.py is missing" in result["output"]
+    assert result["score"] == 0 and result["extra_data"]["lab"] == lab.name
