@@ -40,7 +40,7 @@ class ControlGroup:
             v1 = _v1_dirs()
             if set(v1) != {"pids", "memory"}:
                 raise OSError("no pids and memory control groups here")
-            for controller, root in v1.items():
+            for root in v1.values():
                 folder = root / self.name
                 folder.mkdir()
                 self.dirs.append(folder)

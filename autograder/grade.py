@@ -13,7 +13,7 @@ from pathlib import Path
 from autograder.labs import LabNotGradable, course_labs, grading_for
 from autograder.sandbox import Limits, Worker, WorkerFailure
 from autograder.submission import Step, SubmissionError, answers, identify, load, program, student_name, untouched
-from autograder.vocabulary import plural
+from autograder.vocabulary import listing, plural
 from autograder.worker import decode, encode
 
 MAX_RESTARTS = 20  # each costs a few seconds; the submission time limit bounds them anyway
@@ -132,8 +132,10 @@ def judge_activity(session, probes, cases, quiet=False):
         return Outcome(True, f"passed all {plural(total, 'hidden check')}")
     summary = f"failed {len(failures)} of {plural(total, 'hidden check')}"
     if stopped is not None and stopped < total:
-        summary += (f" ({plural(total - stopped, 'check')} after check {stopped} could not run: "
-                    "that one stopped the grader's Python process)")
+        earlier = len(failures) - 1
+        summary = (f"hidden check {stopped} of {total} did not complete, so the remaining {total - stopped} "
+                   f"were not run" + (f"; {earlier} of the {plural(stopped - 1, 'check')} before it failed"
+                                      if earlier else ""))
     return Outcome(False, f"{summary}. The first failure: {failures[0]}")
 
 
@@ -164,10 +166,10 @@ def grade(path, options=Options()):
                 outcome = Outcome(False, f"not graded: the submission used up its "
                                          f"{options.limits.submission_seconds:g} s time limit")
             if activity in unchanged and not outcome.passed:
-                stub = lab.activities[activity]
-                raised = "; ".join(f"Complete Activity {activity}: {f}" for f in stub.functions)
-                outcome = Outcome(False, f"not attempted: your answer cell still holds the stub ({raised})",
-                                  untouched=True)
+                functions = lab.activities[activity].functions
+                outcome = Outcome(False, "not attempted: your answer cell is still the stub, which raises "
+                                         f"NotImplementedError('Complete Activity {activity}: {functions[0]}'); "
+                                         f"write {listing(functions)} there", untouched=True)
             outcomes[activity] = outcome
         problems = session.problems()
     except WorkerFailure as failure:

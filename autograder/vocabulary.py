@@ -38,6 +38,12 @@ def plural(count, word, many=None):
     return f"{count} {word if count == 1 else many or word + 's'}"
 
 
+def listing(words):
+    """'a', 'a and b', 'a, b and c'."""
+    words = list(words)
+    return " and ".join(filter(None, [", ".join(words[:-1]), words[-1] if words else ""]))
+
+
 def number(value):
     """A number as a person writes it: 6, -0.5, 1.2346e-07; never np.float64(6.0)."""
     if isinstance(value, (bool, np.bool_)):
