@@ -1,0 +1,301 @@
+"""Start a new lab from a small complete example, ready to edit.
+
+    python -m course.new_lab NAME        (or: make new-lab NAME=...)
+
+Writes source/NAME/NAME.py (the instructor notebook: one activity, `square_vjp`) and
+autograder/labs/NAME/ (cases.py, probes.py, mistakes.py), checks them as the grader will,
+executes the notebook into its paired .ipynb and rebuilds release/. If any step fails, what
+was written is removed again, so the command can simply be run again.
+"""
+import importlib
+import importlib.util
+import keyword
+import re
+import shutil
+import sys
+
+from course.cells import LabError
+from course.labs import ROOT, Lab, find_labs
+
+NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+
+NOTEBOOK = '''\
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+#   course:
+#     lab: __LAB__
+#     title: __LAB__ · The VJP of an elementwise square
+#     data: []
+# ---
+
+# %% [markdown]
+# # __LAB__ · The VJP of an elementwise square
+#
+# A lab with a single activity: the vector-Jacobian product (VJP) of $y = x^2$, taken entry by
+# entry, checked against central differences.
+#
+# | Activity | You write | Points |
+# |---|---|---|
+# | 1 | `square_vjp` | 2 |
+
+# %% [markdown] tags=["reference"]
+# **Instructor note.** `make new-lab` wrote this lab as an example to copy. To make it yours,
+# replace, keeping the `# %%` lines' tags and metadata in step:
+#
+# 1. the title, here and in the header (`course: title:`), and the text; list the data files
+#    the notebook reads under `course: data:` and put them in `data/`;
+# 2. per activity: its heading (id and points), the stub (each function raises
+#    `NotImplementedError("Complete Activity <id>: <function>")`), the reference cell right
+#    after the stub, and a check cell whose `points=` match the heading;
+# 3. in `autograder/labs/__LAB__/`: the hidden cases of each activity (`cases.py`), the probes
+#    they call (`probes.py`), and three or more wrong answers per activity (`mistakes.py`).
+#
+# Then run `make instructor LAB=__LAB__`, `make release` and `make test`.
+
+# %% [markdown]
+# ## Setup
+#
+# All arithmetic is float64 NumPy. `close(actual, expected, quantity)` compares the shapes,
+# then the values, and its error names `quantity`.
+
+# %%
+import numpy as np
+
+
+def close(actual, expected, quantity, *, atol=1e-6, rtol=1e-6):
+    """Raise an AssertionError naming `quantity` unless shapes and values agree."""
+    got, want = np.asarray(actual), np.asarray(expected, dtype=np.float64)
+    if got.dtype.kind not in "biuf":
+        raise AssertionError(f"{quantity}: expected an array of numbers, got {type(actual).__name__}")
+    if got.shape != want.shape:
+        raise AssertionError(f"{quantity}: shape {got.shape}, expected {want.shape}")
+    if not np.allclose(got, want, atol=atol, rtol=rtol):
+        worst = np.unravel_index(np.argmax(np.abs(got - want)), want.shape)
+        raise AssertionError(f"{quantity}: at index {worst} got {got[worst]:.6g}, expected {want[worst]:.6g}")
+
+
+# %% [markdown]
+# ### Activity 1 · The VJP of an elementwise square (2 points)
+#
+# $y = x^2$ squares each entry of $x$, an array of any shape: a scalar, a vector, a matrix.
+# Its VJP receives $v = \\bar y$, an array shaped like $y$, and returns $\\bar x$, shaped like
+# $x$. Write `square_vjp(x, v)`. Return a new array; leave `x` and `v` as they are.
+
+# %% tags=["stub"] activity="1"
+def square_vjp(x, v):
+    raise NotImplementedError("Complete Activity 1: square_vjp")
+
+
+# %% tags=["reference"] activity="1"
+# The solution: define every function the stub above defines, with the same names.
+def square_vjp(x, v):
+    return 2 * x * v
+
+
+# %% tags=["check"] activity="1" points=2
+def check_square_vjp():
+    """square_vjp against central differences, for a scalar, a vector and a matrix."""
+    rng = np.random.default_rng(5)
+    h = 1e-6
+    for shape in [(), (4,), (2, 3)]:
+        x, v = rng.normal(size=shape), rng.normal(size=shape)
+        x_sent, v_sent = x.copy(), v.copy()
+        x_bar = square_vjp(x, v)
+        case = f"square_vjp(x, v) with x of shape {shape}"
+        if not (np.array_equal(x, x_sent) and np.array_equal(v, v_sent)):
+            raise AssertionError(f"{case}: x or v was modified in place; return a new array")
+        # y = x ** 2 acts entry by entry, so its Jacobian is diagonal: one central difference,
+        # all entries nudged at once, gives every dy/dx, and x_bar is v times it.
+        slope = ((x_sent + h) ** 2 - (x_sent - h) ** 2) / (2 * h)
+        close(x_bar, v_sent * slope, f"{case}: x_bar")
+
+
+check_square_vjp()
+print("Activity 1 passed: square_vjp agrees with central differences for a scalar, a vector and a matrix.")
+'''
+
+CASES = '''\
+"""How __LAB__ is graded: the hidden checks, with PyTorch's answers, computed here.
+
+The grader sends each Case's probe (probes.py) and arguments into the sandbox, and judges the
+reply here, in its own process. Write one generator per activity and list them in cases().
+"""
+import itertools
+from functools import cache
+
+import numpy as np
+import torch
+
+from autograder.vocabulary import Case, array_problem, first_problem, unchanged_problem
+
+# Activities whose functions call those of earlier ones, e.g. {"2": ("1",)}: when 2 and 1
+# both fail, 2 is graded again with the reference answer of 1. Nothing here calls anything.
+DEPENDS = {}
+
+
+# ---------------------------------------------------------------- 1: square_vjp
+# The input classes, every shape with every kind of x (itertools.product):
+#   shape: a scalar (), a vector (5,), a matrix (3, 4)
+#   x:     "normal", random entries of both signs; "whole", whole numbers from -3 to 3
+# v is always random (never all ones), so an answer that forgets v fails every case.
+SHAPES = [(), (5,), (3, 4)]
+KINDS = ["normal", "whole"]
+
+
+def square_case(shape, kind, rng):
+    drawn = rng.normal(size=shape) if kind == "normal" else rng.integers(-3, 4, size=shape)
+    x, v = np.asarray(drawn, dtype=np.float64), rng.standard_normal(shape)
+    tx = torch.tensor(x, dtype=torch.float64, requires_grad=True)
+    (x_bar,) = torch.autograd.grad(tx ** 2, tx, torch.tensor(v, dtype=torch.float64))
+    expected = x_bar.numpy()
+    title = f"square_vjp(x, v) with x of shape {shape} ({kind} entries)"
+
+    def judge(answer):
+        return first_problem(
+            array_problem(answer["result"], expected, f"{title}: x_bar"),
+            *(unchanged_problem(after, sent, f"{title}: argument {name}")
+              for name, after, sent in zip("xv", answer["args_after"], (x, v))))
+
+    return Case("1", title, "call", {"function": "square_vjp", "args": [x, v]}, judge)
+
+
+def cases_1(rng):
+    return [square_case(shape, kind, rng) for shape, kind in itertools.product(SHAPES, KINDS)]
+
+
+@cache
+def cases():
+    """Every hidden check, by activity, computed once per grading run."""
+    rng = np.random.default_rng(1)
+    return {"1": cases_1(rng)}
+'''
+
+PROBES = '''\
+"""What the grader asks a __LAB__ submission, run inside the sandbox in the submission's namespace.
+
+A probe calls the student's code on the arguments the grader sent and returns what came back
+as plain data (numbers, strings, arrays, lists, dicts). It knows no expected value and judges
+nothing: that happens in cases.py, in the grader's own process.
+"""
+
+
+def call(function, args):
+    """Call a student function; return its result and the arguments afterwards (in-place edits)."""
+    if function not in globals():
+        raise NameError(f"name '{function}' is not defined")
+    result = globals()[function](*args)
+    return {"result": result, "args_after": list(args)}
+'''
+
+MISTAKES = '''\
+"""Wrong answers students plausibly write for __LAB__: the grader must catch each one.
+
+Each mistake replaces functions of its activity's reference answer; `hint` is a word the
+grader's message must contain. Check with `python -m autograder mistakes --lab __LAB__`.
+"""
+from autograder.vocabulary import Mistake
+
+MISTAKES = [
+    Mistake("1", "forgets the incoming adjoint v", "x_bar", """
+def square_vjp(x, v):
+    return 2 * x
+"""),
+    Mistake("1", "drops the factor 2 of the derivative", "x_bar", """
+def square_vjp(x, v):
+    return x * v
+"""),
+    Mistake("1", "right values, but written into x in place", "in place", """
+def square_vjp(x, v):
+    x *= 2 * v
+    return x
+"""),
+]
+'''
+
+
+class NameRefused(ValueError):
+    pass
+
+
+def check_name(name, root=ROOT):
+    """Refuse a name that cannot be a new lab, saying why."""
+    if not NAME.match(name) or keyword.iskeyword(name):
+        raise NameRefused(f"{name!r} is not a lab name: use lower-case letters, digits and _, "
+                          "starting with a letter (a Python identifier, e.g. pt04_jacobians)")
+    taken = [f"{folder}/{name}" for folder in ("source", "autograder/labs", "release")
+             if (root / folder / name).exists()]
+    if taken:
+        raise NameRefused(f"{name!r} is taken: {', '.join(taken)} already exists")
+    if importlib.util.find_spec(name) is not None:  # the notebook runs in source/<name>/, beside <name>.py
+        raise NameRefused(f"{name!r} is already importable here as a Python module or package, and "
+                          f"source/{name}/{name}.py would hide it from the notebook: choose another")
+
+
+def files_for(name, root=ROOT):
+    """Where each template goes, with the lab's name filled in."""
+    grading = root / "autograder" / "labs" / name
+    texts = {root / "source" / name / f"{name}.py": NOTEBOOK, grading / "cases.py": CASES,
+             grading / "probes.py": PROBES, grading / "mistakes.py": MISTAKES}
+    return {path: text.replace("__LAB__", name) for path, text in texts.items()}
+
+
+def create(name):
+    """Write, check, execute and release the new lab; on any failure remove what was written."""
+    import build_student  # the repository root is on sys.path under `python -m`
+    from autograder.labs import problems_of
+    from course.instructor import refresh
+
+    check_name(name)
+    find_labs()  # the existing labs must load, or the release below would fail for them
+    folders = [ROOT / "source" / name, ROOT / "autograder" / "labs" / name, ROOT / "release" / name]
+    try:
+        for path, text in files_for(name).items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+            print(f"wrote {path.relative_to(ROOT)}")
+        importlib.invalidate_caches()
+        lab = Lab(ROOT / "source" / name / f"{name}.py")
+        problems, _ = problems_of(lab)
+        if problems:
+            raise LabError(f"the grading files of {name} fail the interface check: " + "; ".join(problems))
+        refresh(lab)
+        print(f"executed {lab.path.with_suffix('.ipynb').relative_to(ROOT)}")
+        if build_student.main([]) != 0:
+            raise LabError("build_student.py refused the release (its message is above)")
+    except BaseException:
+        for folder in folders:
+            shutil.rmtree(folder, ignore_errors=True)
+        print(f"course.new_lab: removed what was written for {name}", file=sys.stderr)
+        raise
+
+
+def main(argv):
+    if len(argv) != 1:
+        print("usage: python -m course.new_lab NAME    (or: make new-lab NAME=...)", file=sys.stderr)
+        return 2
+    name = argv[0]
+    try:
+        create(name)
+    except (NameRefused, LabError) as error:
+        print(f"course.new_lab: {error}", file=sys.stderr)
+        return 2
+    print(f"\nNext steps for {name}:\n"
+          f"  1. edit source/{name}/{name}.py and autograder/labs/{name}/ (cases, probes, mistakes)\n"
+          f"  2. make instructor LAB={name}   (executes the notebook into its .ipynb)\n"
+          f"  3. make release   (rebuilds release/)\n"
+          f"  4. make test   (python -m autograder mistakes --lab {name} shows what the grader catches)\n"
+          f"Then commit source/{name}/, autograder/labs/{name}/ and release/{name}/.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
