@@ -18,8 +18,13 @@ A lab named ``<lab>`` is
   ``mistakes.py``  ``MISTAKES = [Mistake, ...]``: plausible wrong answers, at least three per
                    activity, which the grader must catch (``python -m autograder mistakes``).
 
-``Case`` and ``Mistake`` come from ``autograder.vocabulary``, the one module of the grader a
-lab's files import. Nothing else in the grader names a lab: it finds them in ``source/``.
+``Case`` and ``Mistake`` come from ``autograder.vocabulary``, the one module of the grader that
+``cases.py`` and ``mistakes.py`` import. ``probes.py`` imports nothing of the grader (it runs in
+the sandbox); its top-level code runs in a copy of the student's namespace, so its own helpers
+and imports carry a leading underscore (``import numpy as _np``) to leave the student's names
+alone. No line of the three files may appear in the release (a test looks). A lab's name is a
+lower-case Python identifier that no installed module has. Nothing else in the grader names a
+lab: it finds them in ``source/``.
 
 The check run when a lab is loaded: every activity of the notebook has hidden cases and at
 least three mistakes; no case, mistake or ``DEPENDS`` entry names an activity the notebook
