@@ -103,8 +103,8 @@ def program(lab, notebook):
             continue
         # Anything else is the student's code, an edited check cell included: running it can
         # only cost the student time, since no score depends on a check cell.
-        if claimed is not None and claimed.role == "given":
-            anchor = claimed.index
+        if claimed is not None and claimed.role == "given" and claimed.cell_type == "code":
+            anchor = claimed.index  # a markdown cell's id would attach the code where no step follows
         after.setdefault(anchor, []).append(Step(cell.source, True, f"your cell {position + 1}"))
     steps = list(after.get(None, []))
     for cell in lab.cells:
