@@ -61,7 +61,7 @@ class Progress:
 
 def grading_options(args):
     limits = Limits(cell_seconds=args.cell_timeout, submission_seconds=args.timeout, memory_bytes=args.memory << 20)
-    return Options(limits, choose_sandbox(args.sandbox))
+    return Options(limits, choose_sandbox(args.sandbox), warm=not args.no_pool)
 
 
 def command_mistakes(args):
@@ -119,6 +119,8 @@ def main(argv=None):
         command.add_argument("--memory", type=int, default=6144, metavar="MiB", help="memory per submission")
         command.add_argument("--sandbox", choices=("auto", "bwrap", "none"), default="auto",
                              help="bubblewrap isolation: auto uses it when it works here")
+        command.add_argument("--no-pool", action="store_true",
+                             help="start every worker cold instead of forking it from a warm zygote")
     args = parser.parse_args(argv)
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")

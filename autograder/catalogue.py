@@ -6,7 +6,6 @@ cells and through the grader, and tabulate what each one catches.
 import ast
 import copy
 import tempfile
-import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,7 +13,7 @@ from pathlib import Path
 import nbformat
 
 from autograder.batch import grade_all
-from autograder.grade import Session
+from autograder.grade import Clock, Session
 from autograder.labs import grading_for
 from autograder.sandbox import WorkerFailure
 from autograder.submission import Step
@@ -64,7 +63,7 @@ def visible_steps(lab, activity, answer):
 def visible_verdict(lab, activity, answer, options):
     """(caught, what the student saw) for the visible check of `activity` on `answer`."""
     steps = visible_steps(lab, activity, answer)
-    session = Session(lab, steps, options, time.monotonic() + options.limits.submission_seconds)
+    session = Session(lab, steps, options, Clock(options.limits.submission_seconds))
     try:
         session.start()
     except WorkerFailure as failure:

@@ -1,6 +1,6 @@
 """A control group per worker: caps the number of processes and the memory of everything the
-submission starts, and finds every one of those processes again to kill it, including those
-that left the worker's session. Needs a writable cgroup file system (root on Linux); without
+submission starts, counts the CPU time they use, and finds every one of those processes again
+to kill it, including those that left the worker's session. Needs a writable cgroup file system (root on Linux); without
 one the grader falls back on per-process rlimits and process groups, and says so in the README.
 """
 import os
@@ -13,7 +13,8 @@ CGROUP_ROOT = Path("/sys/fs/cgroup")
 
 
 def _v1_dirs():
-    return {name: CGROUP_ROOT / name for name in ("pids", "memory") if (CGROUP_ROOT / name / "tasks").exists()}
+    return {name: CGROUP_ROOT / name for name in ("pids", "memory", "cpuacct")
+            if (CGROUP_ROOT / name / "tasks").exists()}
 
 
 def available():
@@ -29,23 +30,41 @@ def available():
 class ControlGroup:
     def __init__(self, processes, memory_bytes):
         self.name = f"autograder-{uuid.uuid4().hex[:12]}"
-        self.dirs = []
+        self.dirs, self._cpu = [], None
         if (CGROUP_ROOT / "cgroup.controllers").exists():  # cgroup v2: one unified tree
             folder = CGROUP_ROOT / self.name
             folder.mkdir()
             self.dirs = [folder]
+            self._cpu = (folder / "cpu.stat", self._v2_cpu)
             self._write(folder / "pids.max", processes)
             self._write(folder / "memory.max", memory_bytes)
         else:
             v1 = _v1_dirs()
-            if set(v1) != {"pids", "memory"}:
+            if not {"pids", "memory"} <= set(v1):
                 raise OSError("no pids and memory control groups here")
+            if "cpuacct" in v1:
+                self._cpu = (v1["cpuacct"] / self.name / "cpuacct.usage", lambda text: int(text) / 1e9)
             for root in v1.values():
                 folder = root / self.name
                 folder.mkdir()
                 self.dirs.append(folder)
             self._write(v1["pids"] / self.name / "pids.max", processes)
             self._write(v1["memory"] / self.name / "memory.limit_in_bytes", memory_bytes)
+
+    @staticmethod
+    def _v2_cpu(text):
+        fields = dict(line.split() for line in text.splitlines() if line.strip())
+        return int(fields["usage_usec"]) / 1e6
+
+    def cpu_seconds(self):
+        """CPU time used so far by every process of the group, or None where it is not counted."""
+        if self._cpu is None:
+            return None
+        path, parse = self._cpu
+        try:
+            return parse(path.read_text())
+        except (OSError, KeyError, ValueError):
+            return None
 
     @staticmethod
     def _write(path, value):

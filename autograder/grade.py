@@ -11,18 +11,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.labs import LabNotGradable, course_labs, grading_for
-from autograder.sandbox import Limits, Worker, WorkerFailure
+from autograder.errors import GraderError
+from autograder.sandbox import WALL_FACTOR, Limits, Worker, WorkerFailure
 from autograder.submission import Step, SubmissionError, answers, identify, load, program, student_name, untouched
 from autograder.vocabulary import listing, plural
 from autograder.worker import decode, encode
 
 MAX_RESTARTS = 20  # each costs a few seconds; the submission time limit bounds them anyway
+GIVEN_RETRIES = 1  # a given cell that fails is tried once more in a fresh process
 
 
 @dataclass(frozen=True)
 class Options:
     limits: Limits = field(default_factory=Limits)
     sandboxed: bool = True
+    warm: bool = True  # fork workers from a zygote where the machine allows it (--no-pool: never)
+    pool: object = None  # the running sandbox.Pool, set by batch.grade_all
 
 
 class OutOfTime(Exception):
@@ -36,20 +40,35 @@ class Outcome:
     untouched: bool = False  # the activity's answer cell still holds the stub
 
 
+class Clock:
+    """A submission's time limit, shared by every worker that runs it: the seconds its workers
+    used (CPU time where the control group counts it), with a wall-clock backstop."""
+
+    def __init__(self, seconds):
+        self.seconds, self.spent = seconds, 0.0
+        self.backstop = time.monotonic() + WALL_FACTOR * seconds
+
+    def left(self, worker):
+        left = self.seconds - self.spent - (worker.used() if worker is not None else 0.0)
+        if left <= 0 or time.monotonic() > self.backstop:
+            raise OutOfTime()
+        return left
+
+    def charge(self, worker):
+        self.spent += worker.used()
+
+
 class Session:
     """A worker that has run the submission's program, restarted as often as needed."""
 
-    def __init__(self, lab, steps, options, deadline, extra_steps=()):
-        self.lab, self.steps, self.options, self.deadline = lab, list(steps) + list(extra_steps), options, deadline
+    def __init__(self, lab, steps, options, clock, extra_steps=()):
+        self.lab, self.steps, self.options, self.clock = lab, list(steps) + list(extra_steps), options, clock
         self.skipped = {}  # step index -> why the step is left out of later runs
         self.errors = {}  # step index -> the error it raised on its first run
-        self.worker, self.restarts, self.folder = None, 0, None
+        self.worker, self.restarts, self.folder, self.given_failures = None, 0, None, 0
 
     def timeout(self):
-        left = self.deadline - time.monotonic()
-        if left <= 0:
-            raise OutOfTime()
-        return min(self.options.limits.cell_seconds, left)
+        return min(self.options.limits.cell_seconds, self.clock.left(self.worker))
 
     def start(self):
         """A fresh worker with the program run, leaving out steps that hung or killed one."""
@@ -60,14 +79,21 @@ class Session:
             self.restarts += 1
             self.folder = Path(tempfile.mkdtemp(prefix="grading-"))
             self.lab.copy_data(self.folder)
-            self.worker = Worker(self.folder, self.options.limits, self.options.sandboxed)
+            self.worker = Worker(self.folder, self.options.limits, self.options.sandboxed, self.options.pool)
             for index, step in enumerate(self.steps):
                 if index in self.skipped:
                     continue
                 try:
                     reply = self.worker.ask({"op": "run", "source": step.source}, self.timeout())
                 except WorkerFailure as failure:
-                    self.skipped[index] = failure
+                    if step.student:
+                        self.skipped[index] = failure
+                    else:  # the lab's own code: never left out as if the student had written it
+                        self.given_failures += 1
+                        if self.given_failures > GIVEN_RETRIES:
+                            raise GraderError(f"the lab's {step.label} failed in {self.given_failures} fresh "
+                                              f"processes ({failure}); a person needs to look at this "
+                                              "submission") from None
                     break
                 if "error" in reply:
                     self.errors.setdefault(index, reply)
@@ -96,6 +122,7 @@ class Session:
 
     def close(self):
         if self.worker is not None:
+            self.clock.charge(self.worker)
             self.worker.close()
             self.worker = None
         if self.folder is not None:
@@ -152,10 +179,10 @@ def grade(path, options=Options()):
         return error_result(name, path, error.kind, str(error), started, lab.name), {}
     except SubmissionError as error:
         return error_result(name, path, error.kind, str(error), started), {}
-    deadline = started + options.limits.submission_seconds
+    clock = Clock(options.limits.submission_seconds)
     steps = program(lab, notebook)
     unchanged = untouched(lab, notebook)
-    session = Session(lab, steps, options, deadline)
+    session = Session(lab, steps, options, clock)
     outcomes, status = {}, "graded"
     try:
         for activity in lab.activities:
@@ -176,14 +203,16 @@ def grade(path, options=Options()):
         problems = [str(failure)]
         for activity in lab.activities:
             outcomes.setdefault(activity, Outcome(False, f"not graded: {failure}"))
+    except GraderError as error:
+        return error_result(name, path, error.kind, str(error), started, lab.name), {}
     finally:
         session.close()
     if status == "graded":
-        rejudge_with_reference_engine(grading, steps, outcomes, options, deadline)
+        rejudge_with_reference_engine(grading, steps, outcomes, options, clock)
     return activity_result(name, path, lab, outcomes, problems, status, started), answers(lab, notebook)
 
 
-def rejudge_with_reference_engine(grading, steps, outcomes, options, deadline):
+def rejudge_with_reference_engine(grading, steps, outcomes, options, clock):
     """An activity built on earlier ones is judged again on a correct engine when one of those
     failed, so that a mistake costs only the points of the activity where it was made. The
     reference code runs after the submission's and replaces the failed activities' functions;
@@ -196,7 +225,7 @@ def rejudge_with_reference_engine(grading, steps, outcomes, options, deadline):
     if not retry:
         return
     replaced = sorted({need for broken in retry.values() for need in broken}, key=list(lab.activities).index)
-    session = Session(lab, steps, options, deadline, extra_steps=[
+    session = Session(lab, steps, options, clock, extra_steps=[
         Step(lab.activities[need].reference.source, False, "reference") for need in replaced])
     try:
         for activity, broken in retry.items():
@@ -204,7 +233,7 @@ def rejudge_with_reference_engine(grading, steps, outcomes, options, deadline):
                 outcomes[activity] = Outcome(True, "passed on a correct engine; with yours it failed because of "
                                                    f"{'activity' if len(broken) == 1 else 'activities'} "
                                                    f"{', '.join(broken)}, which lost their own points")
-    except (OutOfTime, WorkerFailure):
+    except (OutOfTime, WorkerFailure, GraderError):
         pass  # the activity keeps the result it got on the submission's own engine
     finally:
         session.close()

@@ -11,20 +11,30 @@ import secrets
 import select
 import shutil
 import signal
+import socket
+import struct
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 from autograder.cgroups import ControlGroup, available
-from autograder.errors import GradingProblem
+from autograder.errors import GraderError, GradingProblem
 
 WORKER = Path(__file__).resolve().with_name("worker.py")
+ZYGOTE = Path(__file__).resolve().with_name("zygote.py")
 MOUNTED_WORKER = "/grader/worker.py"
 SANDBOX_HOME = "/submission"
+NOBODY = 65534
 MAX_REPLY = 256 << 20
+# Time limits count the CPU time of the submission's processes, so that a busy machine does not
+# cost a student points; code that waits instead of computing meets this wall-clock backstop.
+WALL_FACTOR = 5
+POLL_SECONDS = 0.2
 # Needed by some OpenBLAS builds to compute correctly on this hardware (see the env notes).
 PASSED_THROUGH = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 
@@ -92,67 +102,204 @@ def clean_environment(home):
     return env
 
 
-class Worker:
-    """One worker process; every request has a deadline."""
+def rlimits(limits, cap_processes=True):
+    """The per-process limits of a worker, by resource name."""
+    cpu = int(limits.submission_seconds) + 5
+    found = {"RLIMIT_AS": limits.memory_bytes, "RLIMIT_FSIZE": limits.file_bytes, "RLIMIT_CORE": 0,
+             "RLIMIT_CPU": cpu}
+    if cap_processes:  # counted per user across the machine: only where no control group caps them
+        found["RLIMIT_NPROC"] = limits.processes
+    return found
 
-    def __init__(self, folder, limits, sandboxed):
+
+class Pool:
+    """The zygote of a grading run (zygote.py): workers forked from a process that has already
+    imported what the labs import. Needs root and control groups; `start` returns None where
+    the warm path cannot run, and the grader then starts each worker cold."""
+
+    def __init__(self, process, channel):
+        self.process, self.channel, self.lock, self._buffer = process, channel, threading.Lock(), b""
+
+    @classmethod
+    def start(cls, modules):
+        if os.geteuid() != 0 or not cgroups_available() or not bwrap_available():
+            return None
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        environment = clean_environment(tempfile.gettempdir())
+        environment["MPLCONFIGDIR"] = tempfile.mkdtemp(prefix="zygote-matplotlib-")
+        process = subprocess.Popen([sys.executable, "-I", str(ZYGOTE), str(theirs.fileno()), json.dumps(modules)],
+                                   env=environment, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                   pass_fds=(theirs.fileno(),), start_new_session=True)
+        theirs.close()
+        pool = cls(process, ours)
+        try:
+            ready = pool._receive(timeout=300)
+            if ready.get("threads") != 1:
+                raise WorkerFailure("threads", f"the zygote runs {ready.get('threads')} threads, so forks could hang")
+            pool._try_a_worker()
+        except (WorkerFailure, GraderError) as failure:
+            pool.close()
+            print(f"autograder: starting every worker cold, since a warm one could not start: {failure}",
+                  file=sys.stderr)
+            return None
+        return pool
+
+    def _try_a_worker(self):
+        folder = Path(tempfile.mkdtemp(prefix="grading-probe-"))
+        try:
+            Worker(folder, Limits(), True, self).close()
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def _receive(self, timeout):
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self._buffer:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self.channel], [], [], left)[0]:
+                raise WorkerFailure("timeout", "the grader's zygote did not answer")
+            chunk = self.channel.recv(1 << 16)
+            if not chunk:
+                raise WorkerFailure("died", "the grader's zygote ended")
+            self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        return json.loads(line)
+
+    def spawn(self, request, fds):
+        """Fork a worker with `fds` (request pipe, reply pipe, status pipe); its host PID."""
+        with self.lock:
+            socket.send_fds(self.channel, [json.dumps(request).encode()], list(fds))
+            answer = self._receive(timeout=60)
+        if "pid" not in answer:
+            raise WorkerFailure("died", f"the grader's zygote could not fork a worker: {answer.get('error')}")
+        return answer["pid"]
+
+    def close(self):
+        self.channel.close()
+        self.process.kill()
+        self.process.wait()
+
+
+class Forked:
+    """A pooled worker's process, answering `pid` and `wait` like subprocess.Popen."""
+
+    def __init__(self, pid, status):
+        self.pid, self._status, self._code = pid, status, None
+
+    def wait(self, timeout=None):
+        if self._code is None and self._status is not None:
+            if not select.select([self._status], [], [], timeout)[0]:
+                raise subprocess.TimeoutExpired("worker", timeout)
+            data = os.read(self._status, 4)
+            os.close(self._status)
+            self._status = None
+            if len(data) == 4:
+                raw = struct.unpack("i", data)[0]
+                self._code = -os.WTERMSIG(raw) if os.WIFSIGNALED(raw) else os.WEXITSTATUS(raw)
+        return self._code
+
+
+class Worker:
+    """One worker process; every request has a time limit."""
+
+    def __init__(self, folder, limits, sandboxed, pool=None):
         self.limits = limits
         self.group = ControlGroup(limits.processes, limits.memory_bytes) if cgroups_available() else None
         to_worker, self._requests = os.pipe()
         self._replies, from_worker = os.pipe()
-        python_args = [str(to_worker), str(from_worker)]
-        if sandboxed:
-            command, home = bwrap_command(folder, python_args), SANDBOX_HOME
+        self._root = None
+        if pool is not None and sandboxed and self.group is not None:
+            status_read, status_write = os.pipe()
+            os.chown(folder, NOBODY, NOBODY)  # the forked worker is nobody on the host too
+            self._root = tempfile.mkdtemp(prefix="grading-root-")
+            request = {"folder": str(folder), "root": self._root, "home": SANDBOX_HOME,
+                       "cgroups": [str(d) for d in self.group.dirs], "rlimits": rlimits(limits, False),
+                       "environment": clean_environment(SANDBOX_HOME)}
+            try:
+                pid = pool.spawn(request, (to_worker, from_worker, status_write))
+            finally:
+                os.close(status_write)
+            self.process = Forked(pid, status_read)
         else:
-            command, home = [sys.executable, "-I", str(WORKER), *python_args], str(folder)
-        self.process = subprocess.Popen(
-            command, cwd=folder, env=clean_environment(home), stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, pass_fds=(to_worker, from_worker),
-            start_new_session=True, preexec_fn=self._apply_limits)
+            python_args = [str(to_worker), str(from_worker)]
+            if sandboxed:
+                command, home = bwrap_command(folder, python_args), SANDBOX_HOME
+            else:
+                command, home = [sys.executable, "-I", str(WORKER), *python_args], str(folder)
+            self.process = subprocess.Popen(
+                command, cwd=folder, env=clean_environment(home), stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, pass_fds=(to_worker, from_worker),
+                start_new_session=True, preexec_fn=self._apply_limits)
         os.close(to_worker)
         os.close(from_worker)
-        self._buffer, self._seq = b"", "0"
-        self.ask(None, timeout=120)  # the ready message, after the worker's imports
+        self._buffer, self._seq, self._start = b"", "0", None
+        try:
+            self.ask(None, timeout=120)  # the ready message, after the worker's imports
+        except WorkerFailure as failure:  # no submission code has run yet: this one is ours
+            self.close()
+            raise GraderError(f"the grader could not start a worker: {failure}") from None
+        self._start = self._clock()
 
+    def _clock(self):
+        """(CPU seconds of the worker's processes or None where they are not counted, wall seconds)."""
+        return self.group.cpu_seconds() if self.group is not None else None, time.monotonic()
+
+    def used(self):
+        """Seconds of the submission's time used since the worker was ready: CPU time where it is
+        counted, else wall-clock time."""
+        if self._start is None:
+            return 0.0
+        (cpu0, wall0), (cpu, wall) = self._start, self._clock()
+        return cpu - cpu0 if cpu is not None and cpu0 is not None else wall - wall0
+
+    def _over(self, since, timeout):
+        """Why a request that started at `since` has run out of its `timeout`, or None."""
+        (cpu0, wall0), (cpu, wall) = since, self._clock()
+        if cpu is None or cpu0 is None:
+            return f"did not finish within the time limit of {timeout:.3g} s" if wall - wall0 > timeout else None
+        if cpu - cpu0 > timeout:
+            return f"did not finish within the time limit of {timeout:.3g} s of CPU time"
+        if wall - wall0 > WALL_FACTOR * timeout:
+            return (f"did not finish within the time limit ({WALL_FACTOR * timeout:.3g} s of waiting; "
+                    f"it used {cpu - cpu0:.3g} s of CPU time)")
+        return None
     def _apply_limits(self):
         if self.group is not None:
             self.group.join()
-        limits = self.limits
-        resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
-        resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        cpu = int(limits.submission_seconds) + 5
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))
-        resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))
+        for name, value in rlimits(self.limits).items():
+            resource.setrlimit(getattr(resource, name), (value, value + 5 if name == "RLIMIT_CPU" else value))
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write fails instead of killing
 
     def ask(self, request, timeout):
         """Send `request` (None: only wait for the ready message) and return its reply, or raise
-        WorkerFailure. Lines on the reply pipe that are not this request's reply (the
-        submission can write there too) are skipped."""
+        WorkerFailure. `timeout` counts CPU time where the control group counts it (see
+        WALL_FACTOR). Lines on the reply pipe that are not this request's reply (the submission
+        can write there too) are skipped."""
         # A fresh random tag per request: a reply the submission forges blindly never matches.
         self._seq = secrets.token_hex(8) if request is not None else "0"
+        since = self._clock()
         if request is not None:
             try:
                 data = (json.dumps({**request, "seq": self._seq}) + "\n").encode()
                 while data:
-                    ready = select.select([], [self._requests], [], timeout)[1]
-                    if not ready:
-                        raise WorkerFailure("timeout", "the worker stopped reading requests")
+                    if not select.select([], [self._requests], [], POLL_SECONDS)[1]:
+                        if self._over(since, timeout):
+                            raise WorkerFailure("timeout", "the worker stopped reading requests")
+                        continue
                     data = data[os.write(self._requests, data[:1 << 16]):]
             except BrokenPipeError:
                 raise self._died() from None
-        deadline = time.monotonic() + timeout
         while True:
-            reply = self._next_line(deadline, timeout)
+            reply = self._next_line(since, timeout)
             if isinstance(reply, dict) and reply.get("seq") == self._seq:
                 return reply
 
-    def _next_line(self, deadline, timeout):
+    def _next_line(self, since, timeout):
         while b"\n" not in self._buffer:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([self._replies], [], [], left)[0]:
-                raise WorkerFailure("timeout", f"did not finish within the time limit of {timeout:.3g} s")
+            if not select.select([self._replies], [], [], POLL_SECONDS)[0]:
+                why = self._over(since, timeout)
+                if why:
+                    raise WorkerFailure("timeout", why)
+                continue
             chunk = os.read(self._replies, 1 << 20)
             if not chunk:
                 raise self._died()
@@ -193,3 +340,6 @@ class Worker:
                 os.close(fd)
             except OSError:
                 pass
+        if self._root is not None:
+            os.rmdir(self._root)  # the tmpfs on it lived in the worker's own mount namespace
+            self._root = None

@@ -1,0 +1,218 @@
+"""A warm start for workers: one process per grading run imports what the labs import, then
+forks a fresh, sandboxed worker for each submission.
+
+    python -I zygote.py CONTROL_FD MODULES_JSON       (started by sandbox.Pool, as root)
+
+Each fork builds its own sandbox the way bubblewrap does: new mount, PID, network, IPC and
+host-name namespaces; a root of its own holding the system, the Python installation and the
+submission's folder (read-only but for that folder and a private /tmp); the user `nobody`;
+no new privileges; limits; only its two pipes open; fresh random seeds. The worker's code is
+worker.py's, as in the cold path. Nothing of the grader but worker.py is imported here.
+
+Protocol on CONTROL_FD (a Unix socket): the grader sends one JSON line with three file
+descriptors attached (the worker's request pipe, its reply pipe, and a status pipe on which the
+worker's exit status is written when it ends); the zygote answers with the worker's host PID.
+"""
+import ctypes
+import errno
+import importlib.util
+import json
+import os
+import random
+import resource
+import signal
+import socket
+import struct
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWPID, CLONE_NEWNET = 0x20000, 0x4000000, 0x8000000, 0x20000000, 0x40000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 32, 4096, 16384, 1 << 18
+MNT_DETACH = 2
+PR_SET_NO_NEW_PRIVS = 38
+SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
+NOBODY = 65534
+DEVICES = ("null", "zero", "full", "random", "urandom")
+
+libc = ctypes.CDLL(None, use_errno=True)
+
+
+def check(result, what):
+    if result != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, f"{what}: {os.strerror(code)}")
+
+
+def mount(source, target, kind, flags, data=None):
+    check(libc.mount(source and source.encode(), str(target).encode(), kind and kind.encode(), flags,
+                     data and data.encode()), f"mount {target}")
+
+
+def bind(host_path, new_root, writable=False, follow=False):
+    """Mount `host_path` at the same path below `new_root`. A symlink is copied as a symlink,
+    unless `follow` mounts what it points to (a virtualenv may be a link to elsewhere)."""
+    target = new_root / str(host_path).lstrip("/")
+    if host_path.is_symlink() and not follow:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.symlink_to(os.readlink(host_path))
+        return
+    if host_path.is_dir():
+        target.mkdir(parents=True, exist_ok=True)
+    else:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.touch()
+    mount(str(host_path), target, None, MS_BIND | MS_REC)
+    flags = MS_BIND | MS_REMOUNT | MS_NOSUID | (0 if writable else MS_RDONLY)
+    mount(None, target, None, flags | (MS_NODEV if writable else 0))
+
+
+def build_root(new_root, folder, home):
+    """The worker's file system: what bwrap_command in sandbox.py exposes, at the same paths."""
+    mount(None, "/", None, MS_REC | MS_PRIVATE)
+    mount("tmpfs", new_root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755")
+    # The private /tmp comes first: later mounts may lie below it (a checkout in /tmp).
+    (new_root / "tmp").mkdir()
+    mount("tmpfs", new_root / "tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
+    for path in ("/usr", "/bin", "/lib", "/lib64", "/sbin", "/etc"):
+        if os.path.lexists(path):
+            bind(Path(path), new_root)
+    for path in (sys.base_prefix, sys.prefix):
+        bind(Path(path), new_root, follow=True)
+    (new_root / "dev").mkdir(exist_ok=True)
+    mount("tmpfs", new_root / "dev", "tmpfs", MS_NOSUID, "mode=0755")
+    for device in DEVICES:
+        (new_root / "dev" / device).touch()
+        mount(f"/dev/{device}", new_root / "dev" / device, None, MS_BIND)
+    (new_root / home.lstrip("/")).mkdir(parents=True)
+    mount(str(folder), new_root / home.lstrip("/"), None, MS_BIND)
+    (new_root / "proc").mkdir(exist_ok=True)
+    old = new_root / "old-root"
+    old.mkdir()
+    check(libc.syscall(SYS_PIVOT_ROOT[os.uname().machine], str(new_root).encode(), str(old).encode()),
+          "pivot_root")
+    os.chdir("/")
+    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV)
+    check(libc.umount2(b"/old-root", MNT_DETACH), "umount old root")
+    os.rmdir("/old-root")
+
+
+def become_worker(request, fds):
+    """In the forked child: enter the sandbox, then serve the grader as worker.py does. As with
+    bubblewrap, the first process of the new PID namespace is a small init that waits for the
+    worker and reports how it ended (a worker that were PID 1 could not even kill itself)."""
+    to_worker, from_worker, status = fds
+    for number in range(1, signal.NSIG):  # the zygote ignores SIGCHLD; a worker must not
+        try:
+            signal.signal(number, signal.SIG_DFL)
+        except (OSError, ValueError):
+            pass
+    os.setsid()
+    for folder in request["cgroups"]:
+        Path(folder, "cgroup.procs").write_text(f"{os.getpid()}\n")
+    check(libc.unshare(CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWPID | CLONE_NEWNET), "unshare")
+    if os.fork():
+        os._exit(0)  # the init below carries on in the new namespaces
+    build_root(Path(request["root"]), request["folder"], request["home"])
+    socket.sethostname("grader")
+    worker = os.fork()
+    if worker:
+        os.close(to_worker)
+        os.close(from_worker)
+        _, code = os.waitpid(worker, 0)
+        os.write(status, struct.pack("i", code))
+        os._exit(0)
+    os.close(status)
+    quiet = os.open("/dev/null", os.O_RDWR)  # output goes nowhere, as in the cold path
+    for fd in (0, 1, 2):
+        os.dup2(quiet, fd)
+    os.close(quiet)
+    os.setgroups([])
+    os.setresgid(NOBODY, NOBODY, NOBODY)
+    os.setresuid(NOBODY, NOBODY, NOBODY)
+    check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no new privileges")
+    for name, value in request["rlimits"].items():
+        resource.setrlimit(getattr(resource, name), (value, value + 5 if name == "RLIMIT_CPU" else value))
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write fails instead of killing
+    low, high = sorted((to_worker, from_worker))
+    os.closerange(3, low)
+    os.closerange(low + 1, high)
+    os.closerange(high + 1, 1 << 16)
+    os.environ.clear()
+    os.environ.update(request["environment"])
+    os.chdir(request["home"])
+    reseed()
+    sys.modules["worker"].main(to_worker, from_worker)
+
+
+def reseed():
+    """Siblings must not share the zygote's random state."""
+    random.seed(os.urandom(32))
+    if "numpy" in sys.modules:
+        sys.modules["numpy"].random.seed(int.from_bytes(os.urandom(4), "little"))
+    if "torch" in sys.modules:
+        sys.modules["torch"].manual_seed(int.from_bytes(os.urandom(8), "little") >> 1)
+
+
+def preload(modules):
+    """Import what the labs import, with PyTorch kept to one thread: threads do not survive a
+    fork, and a child waiting on a pool the parent started hangs."""
+    import torch
+
+    torch.set_num_threads(1)
+    torch.set_num_interop_threads(1)
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except Exception:  # a module a lab imports that is missing fails there, with its own message
+            pass
+    if "matplotlib" in sys.modules:
+        import matplotlib
+
+        matplotlib.use("Agg")
+    spec = importlib.util.spec_from_file_location("worker", HERE / "worker.py")
+    worker = importlib.util.module_from_spec(spec)
+    sys.modules["worker"] = worker
+    spec.loader.exec_module(worker)
+    from IPython.core.interactiveshell import InteractiveShell  # noqa: F401 -- imported for the children
+
+
+def threads():
+    return len(os.listdir("/proc/self/task"))
+
+
+def serve(control):
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # forked children are reaped by the kernel
+    channel = socket.socket(fileno=control)
+    channel.sendall((json.dumps({"ready": True, "threads": threads()}) + "\n").encode())
+    while True:
+        try:
+            message, fds, _, _ = socket.recv_fds(channel, 1 << 16, 3)
+        except OSError as error:
+            if error.errno == errno.EINTR:
+                continue
+            raise
+        if not message:
+            return
+        request = json.loads(message)
+        if threads() != 1:
+            for fd in fds:
+                os.close(fd)
+            channel.sendall((json.dumps({"error": f"{threads()} threads running; cannot fork safely"}) + "\n").encode())
+            continue
+        pid = os.fork()
+        if pid == 0:
+            channel.close()
+            try:
+                become_worker(request, fds)
+            except BaseException:  # the child never returns into the zygote's loop
+                os._exit(70)
+            os._exit(0)
+        for fd in fds:
+            os.close(fd)
+        channel.sendall((json.dumps({"pid": pid}) + "\n").encode())
+
+
+if __name__ == "__main__":
+    preload(json.loads(sys.argv[2]))
+    serve(int(sys.argv[1]))
