@@ -7,6 +7,7 @@ the grader starts a new worker without that cell and goes on with the others.
 import shutil
 import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from autograder.worker import decode, encode
 
 MAX_RESTARTS = 20  # each costs a few seconds; the submission time limit bounds them anyway
 GIVEN_RETRIES = 1  # a given cell that fails is tried once more in a fresh process
+PHASES = ("start", "cells", "probes", "judge")
 
 
 @dataclass(frozen=True)
@@ -41,12 +43,22 @@ class Outcome:
 
 
 class Clock:
-    """A submission's time limit, shared by every worker that runs it: the seconds its workers
-    used (CPU time where the control group counts it), with a wall-clock backstop."""
+    """A submission's time, shared by every worker that runs it: its limit, counted in the
+    seconds its workers used (CPU time where the control group counts it) with a wall-clock
+    backstop, and the wall-clock seconds each phase of grading took, for the benchmark."""
 
     def __init__(self, seconds):
         self.seconds, self.spent = seconds, 0.0
         self.backstop = time.monotonic() + WALL_FACTOR * seconds
+        self.phases = dict.fromkeys(PHASES, 0.0)
+
+    @contextmanager
+    def phase(self, name):
+        started = time.monotonic()
+        try:
+            yield
+        finally:
+            self.phases[name] += time.monotonic() - started
 
     def left(self, worker):
         left = self.seconds - self.spent - (worker.used() if worker is not None else 0.0)
@@ -79,7 +91,14 @@ class Session:
             self.restarts += 1
             self.folder = Path(tempfile.mkdtemp(prefix="grading-"))
             self.lab.copy_data(self.folder)
-            self.worker = Worker(self.folder, self.options.limits, self.options.sandboxed, self.options.pool)
+            with self.clock.phase("start"):
+                self.worker = Worker(self.folder, self.options.limits, self.options.sandboxed, self.options.pool)
+            if self.run_steps():
+                return
+
+    def run_steps(self):
+        """Run the program in the fresh worker; False when a step stopped it (start again)."""
+        with self.clock.phase("cells"):
             for index, step in enumerate(self.steps):
                 if index in self.skipped:
                     continue
@@ -94,17 +113,17 @@ class Session:
                             raise GraderError(f"the lab's {step.label} failed in {self.given_failures} fresh "
                                               f"processes ({failure}); a person needs to look at this "
                                               "submission") from None
-                    break
+                    return False
                 if "error" in reply:
                     self.errors.setdefault(index, reply)
-            else:
-                return
+        return True
 
     def ask(self, request):
         if self.worker is None:
             self.start()
         try:
-            return self.worker.ask(request, self.timeout())
+            with self.clock.phase("probes"):
+                return self.worker.ask(request, self.timeout())
         except WorkerFailure:
             self.close()
             raise
@@ -149,7 +168,8 @@ def judge_activity(session, probes, cases, quiet=False):
             failures.append(f"{case.title}: raised {reply['error']}" + (f": {detail}" if detail else ""))
             continue
         try:
-            problem = case.judge(decode(reply["value"]))
+            with session.clock.phase("judge"):
+                problem = case.judge(decode(reply["value"]))
         except Exception:  # a reply the judge cannot read is a wrong answer, never a crash
             problem = f"{case.title}: returned something the grader could not read"
         if problem:
@@ -209,7 +229,9 @@ def grade(path, options=Options()):
         session.close()
     if status == "graded":
         rejudge_with_reference_engine(grading, steps, outcomes, options, clock)
-    return activity_result(name, path, lab, outcomes, problems, status, started), answers(lab, notebook)
+    result = activity_result(name, path, lab, outcomes, problems, status, started)
+    result["extra_data"]["phases"] = {key: round(value, 3) for key, value in clock.phases.items()}
+    return result, answers(lab, notebook)
 
 
 def rejudge_with_reference_engine(grading, steps, outcomes, options, clock):

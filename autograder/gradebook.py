@@ -8,7 +8,9 @@ The autograded notebook written beside it (``autograded/<student>/<lab>/<lab>.ip
 import copy
 import os
 import sys
+import threading
 import warnings
+from functools import cache
 from pathlib import Path
 
 import nbformat
@@ -19,19 +21,33 @@ from sqlalchemy.exc import SAWarning
 from course.labs import ROOT
 
 
+@cache
 def release_notebook(lab_name):
     return nbformat.read(ROOT / "release" / lab_name / f"{lab_name}.ipynb", as_version=4)
 
 
 class GradebookWriter:
     def __init__(self, db_url, course_dir):
-        self.db_url, self.course_dir, self.known = db_url, Path(course_dir), set()
+        self.db_url, self.course_dir, self.known, self._preparing = db_url, Path(course_dir), set(), None
         # nbgrader's add_submission makes SQLAlchemy warn about its own session handling.
         warnings.filterwarnings("ignore", category=SAWarning, module=r"nbgrader\.api")
         # nbgrader runs the `alembic` command that sits beside this Python, wherever PATH points.
         bin_dir = str(Path(sys.executable).parent)
         if bin_dir not in os.environ.get("PATH", "").split(os.pathsep):
             os.environ["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
+
+    def prepare(self, lab_names):
+        """Create the gradebook and each lab's assignment in the background, while grading runs
+        (the first set-up takes seconds); `record` waits for it. A failure here is retried, and
+        reported, by `record`."""
+        def work():
+            for name in lab_names:
+                try:
+                    self._ensure_lab(name)
+                except Exception:  # record() tries again and reports it
+                    return
+        self._preparing = threading.Thread(target=work, daemon=True)
+        self._preparing.start()
 
     def _ensure_lab(self, lab_name):
         if lab_name in self.known:
@@ -47,6 +63,9 @@ class GradebookWriter:
         lab_name = result["extra_data"]["lab"]
         if lab_name is None or not result["tests"]:  # nothing was graded (e.g. lab_not_gradable)
             return
+        if self._preparing is not None:
+            self._preparing.join()
+            self._preparing = None
         self._ensure_lab(lab_name)
         with Gradebook(self.db_url) as gradebook:
             gradebook.update_or_create_student(name)

@@ -114,14 +114,17 @@ def rlimits(limits, cap_processes=True):
 
 class Pool:
     """The zygote of a grading run (zygote.py): workers forked from a process that has already
-    imported what the labs import. Needs root and control groups; `start` returns None where
-    the warm path cannot run, and the grader then starts each worker cold."""
+    imported what the labs import. Needs root and control groups. `launch` starts the zygote
+    and returns at once, so that its imports overlap the grader's own set-up; the first worker
+    waits until it is ready and has forked one worker that works. Where the warm path cannot
+    run, `usable` is False and every worker starts cold."""
 
     def __init__(self, process, channel):
-        self.process, self.channel, self.lock, self._buffer = process, channel, threading.Lock(), b""
+        self.process, self.channel, self._buffer = process, channel, b""
+        self._lock, self._state = threading.RLock(), None
 
     @classmethod
-    def start(cls, modules):
+    def launch(cls, modules):
         if os.geteuid() != 0 or not cgroups_available() or not bwrap_available():
             return None
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -131,25 +134,28 @@ class Pool:
                                    env=environment, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                    pass_fds=(theirs.fileno(),), start_new_session=True)
         theirs.close()
-        pool = cls(process, ours)
-        try:
-            ready = pool._receive(timeout=300)
-            if ready.get("threads") != 1:
-                raise WorkerFailure("threads", f"the zygote runs {ready.get('threads')} threads, so forks could hang")
-            pool._try_a_worker()
-        except (WorkerFailure, GraderError) as failure:
-            pool.close()
-            print(f"autograder: starting every worker cold, since a warm one could not start: {failure}",
-                  file=sys.stderr)
-            return None
-        return pool
+        return cls(process, ours)
 
-    def _try_a_worker(self):
-        folder = Path(tempfile.mkdtemp(prefix="grading-probe-"))
-        try:
-            Worker(folder, Limits(), True, self).close()
-        finally:
-            shutil.rmtree(folder, ignore_errors=True)
+    def usable(self):
+        """True once the zygote is ready and a worker forked from it has answered."""
+        with self._lock:
+            if self._state is None:
+                self._state = "ok"  # the trial worker below asks again, from this thread
+                try:
+                    ready = self._receive(timeout=300)
+                    if ready.get("threads") != 1:
+                        raise WorkerFailure("threads", f"the zygote runs {ready.get('threads')} threads")
+                    folder = Path(tempfile.mkdtemp(prefix="grading-trial-"))
+                    try:
+                        Worker(folder, Limits(), True, self).close()
+                    finally:
+                        shutil.rmtree(folder, ignore_errors=True)
+                except (WorkerFailure, GraderError) as failure:
+                    self._state = "failed"
+                    self.close()
+                    print(f"autograder: starting every worker cold, since a warm one could not start: {failure}",
+                          file=sys.stderr)
+            return self._state == "ok"
 
     def _receive(self, timeout):
         deadline = time.monotonic() + timeout
@@ -166,7 +172,7 @@ class Pool:
 
     def spawn(self, request, fds):
         """Fork a worker with `fds` (request pipe, reply pipe, status pipe); its host PID."""
-        with self.lock:
+        with self._lock:
             socket.send_fds(self.channel, [json.dumps(request).encode()], list(fds))
             answer = self._receive(timeout=60)
         if "pid" not in answer:
@@ -175,8 +181,9 @@ class Pool:
 
     def close(self):
         self.channel.close()
-        self.process.kill()
-        self.process.wait()
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
 
 
 class Forked:
@@ -207,7 +214,7 @@ class Worker:
         to_worker, self._requests = os.pipe()
         self._replies, from_worker = os.pipe()
         self._root = None
-        if pool is not None and sandboxed and self.group is not None:
+        if pool is not None and sandboxed and self.group is not None and pool.usable():
             status_read, status_write = os.pipe()
             os.chown(folder, NOBODY, NOBODY)  # the forked worker is nobody on the host too
             self._root = tempfile.mkdtemp(prefix="grading-root-")

@@ -1,0 +1,25 @@
+"""What a grading run's zygote imports before it forks workers: the modules the labs' code
+imports, read from the instructor notebooks' text with `ast` alone, since the course's notebook
+tools are themselves slow to import and the zygote should start first."""
+import ast
+from pathlib import Path
+
+SOURCE = Path(__file__).resolve().parent.parent / "source"
+ALWAYS = ("IPython.core.interactiveshell", "numpy")  # what worker.py needs
+
+
+def lab_imports(source=SOURCE):
+    found = set(ALWAYS)
+    for path in sorted(source.glob("*/*.py")):
+        if path.stem != path.parent.name:
+            continue
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, ValueError):
+            continue  # the lab's own check reports it
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                found |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                found.add(node.module)
+    return sorted(found)
