@@ -1,0 +1,108 @@
+"""The warm worker pool: workers forked from one zygote are sandboxed as the cold ones are, and
+share nothing with each other or with the zygote."""
+import os
+
+import pytest
+
+from autograder.sandbox import Limits, Pool, Worker
+from autograder.warm import lab_imports
+from autograder.worker import decode
+
+pytestmark = pytest.mark.slow
+
+# Runs in a worker: what it can see of the machine and of its siblings.
+LOOK_AROUND = '''
+def links(folder):
+    found = []
+    for name in os.listdir(folder):
+        try:
+            found.append(os.readlink(os.path.join(folder, name)))
+        except OSError:  # the descriptor listdir itself used, closed since
+            pass
+    return sorted(found)
+
+
+import os
+
+
+def probe():
+    import os, random, socket, sys
+    import numpy, torch
+    seen = {"uid": os.getuid(), "gid": os.getgid(), "hostname": socket.gethostname(), "cwd": os.getcwd(),
+            "pids": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()),
+            "root": sorted(os.listdir("/")),
+            "course_visible": any(os.path.exists(os.path.join(COURSE, part)) for part in ("README.md", "autograder")),
+            "open_fds": links("/proc/self/fd"),
+            "draws": [random.random(), float(numpy.random.random()), float(torch.rand(1))],
+            "trace_seen": hasattr(numpy, "_left_here") or os.path.exists("/tmp/left-here")
+                          or os.path.exists("/submission/left-here") or "LEFT_HERE" in os.environ}
+    try:
+        socket.create_connection(("127.0.0.1", 22), timeout=2)
+        seen["network"] = "connected"
+    except OSError as error:
+        seen["network"] = type(error).__name__
+    numpy._left_here = True
+    os.environ["LEFT_HERE"] = "1"
+    open("/tmp/left-here", "w").write("x")
+    open("/submission/left-here", "w").write("x")
+    return seen
+'''
+
+
+@pytest.fixture(scope="module")
+def pool():
+    started = Pool.launch(lab_imports())
+    assert started is not None, "the warm pool needs root, control groups and bubblewrap (see tools/install-sandbox.sh)"
+    assert started.usable(), "the zygote could not fork a working worker"
+    yield started
+    started.close()
+
+
+def look_around(pool, tmp_path, name):
+    folder = tmp_path / name
+    folder.mkdir()
+    worker = Worker(folder, Limits(), True, pool)
+    try:
+        source = LOOK_AROUND.replace("COURSE", repr(str(os.path.dirname(os.path.dirname(__file__)))))
+        reply = worker.ask({"op": "probe", "source": f"{source}\nprobe = probe\n", "args": {}}, 60)
+    finally:
+        worker.close()
+    assert "value" in reply, reply
+    return decode(reply["value"])
+
+
+@pytest.fixture(scope="module")
+def two_workers(pool, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("pool")
+    return look_around(pool, folder, "first"), look_around(pool, folder, "second")
+
+
+def test_workers_run_as_nobody_in_their_own_namespaces(two_workers):
+    for seen in two_workers:
+        assert (seen["uid"], seen["gid"]) == (65534, 65534)
+        assert seen["hostname"] == "grader" and seen["cwd"] == "/submission"
+        assert seen["pids"] == [1, 2], "a worker sees only its own init and itself"
+        assert seen["network"] != "connected"
+        assert not seen["course_visible"], "the course files must not be reachable"
+
+
+def test_workers_share_nothing(two_workers):
+    first, second = two_workers
+    assert not first["trace_seen"] and not second["trace_seen"], "a worker saw what another one left"
+    assert all(a != b for a, b in zip(first["draws"], second["draws"])), \
+        "random generators were not reseeded per worker (Python, NumPy, PyTorch)"
+
+
+def test_nothing_of_the_grader_is_left_open(two_workers):
+    """Standard streams go nowhere; besides the request and reply pipes, only what IPython
+    opened in the worker itself (its history database)."""
+    for seen in two_workers:
+        inherited = [link for link in seen["open_fds"] if not link.startswith("/tmp/ipython/")]
+        assert inherited[:3] == ["/dev/null"] * 3
+        assert len(inherited) == 5 and all(link.startswith("pipe:") for link in inherited[3:]), seen["open_fds"]
+
+
+def test_the_zygote_stays_single_threaded_after_forks(pool, tmp_path):
+    look_around(pool, tmp_path, "third")
+    tasks = os.listdir(f"/proc/{pool.process.pid}/task")
+    assert len(tasks) == 1
