@@ -1,11 +1,13 @@
-"""Grade the same class with our grader and with plain `nbgrader autograde`, in one run.
+"""Grade the same classes with our grader and with plain `nbgrader autograde`, in one run.
 
     python -m bench.grading_throughput [--count 20] [--jobs 2]     (from the repository root)
 
-The class mixes solved, blank and one-activity-wrong submissions. The script checks that the
-two graders agree on which activities pass, then prints both wall times, the throughput ratio,
-and the time to simply execute the solved notebook once, all measured here and now (the
-machine is shared, so only ratios from the same run mean much).
+Two classes: all solved, and a mix of solved, blank and one-activity-wrong submissions. For
+each, the script checks that the two graders agree on which activities pass, then prints the
+wall times, the throughput ratio and our grader's time by phase. It also times one solved
+submission from start to exit, warm and cold (`--no-pool`), next to importing torch, sklearn,
+pandas and matplotlib in a fresh Python. All is measured here and now: the machine is shared,
+so only ratios from the same run mean much.
 """
 import argparse
 import json
@@ -63,6 +65,41 @@ def nbgrader_passes(folder, student):
             for cell in notebook.cells if cell.id.endswith("-check")}
 
 
+def ours(submitted, out, jobs, *extra):
+    """(seconds, our grader's time-by-phase line) for grading `submitted`."""
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "autograder", "grade", submitted, "--out", out, "--jobs", str(jobs),
+                           *extra], cwd=ROOT, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"grading {submitted} failed:\n{done.stdout}\n{done.stderr}")
+    phases = next((line for line in done.stdout.splitlines() if line.startswith("time by phase")), "")
+    return time.perf_counter() - started, phases
+
+
+def compare(name, students, scratch, jobs):
+    """Grade one class both ways; return the number of per-activity disagreements."""
+    course = scratch / name
+    course.mkdir()
+    course_directory(course, scratch / "release", students)
+    mine, phases = ours(course / "submitted", scratch / f"ours-{name}", jobs)
+    theirs = run([BIN / "nbgrader", "autograde", LAB, "--force"], course)
+    disagreements = 0
+    for student, _ in students:
+        result = json.loads((scratch / f"ours-{name}" / f"{student}.json").read_text())
+        our_passes = {t["name"]: t["status"] == "passed" for t in result["tests"]}
+        if our_passes != nbgrader_passes(course, student):
+            disagreements += 1
+            print(f"disagree on {student}: ours {our_passes}, nbgrader {nbgrader_passes(course, student)}")
+    count = len(students)
+    print(f"class '{name}', {count} submissions:")
+    print(f"  python -m autograder grade --jobs {jobs}: {mine:.1f} s ({mine / count:.2f} s per submission)")
+    print(f"  nbgrader autograde:                 {theirs:.1f} s ({theirs / count:.2f} s per submission)")
+    print(f"  throughput ratio (nbgrader time / ours): {theirs / mine:.2f}x")
+    print(f"  ours, {phases}")
+    print(f"  per-activity pass/fail disagreements: {disagreements}")
+    return disagreements
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--count", type=int, default=20)
@@ -73,33 +110,19 @@ def main():
         build(scratch / "release")
         build(scratch / "solved", solved=True)
         read = lambda folder: nbformat.read(folder / LAB / f"{LAB}.ipynb", as_version=4)  # noqa: E731
+        solved = scratch / "solved" / LAB / f"{LAB}.ipynb"
+        imports = run([sys.executable, "-c", "import torch, sklearn, pandas, matplotlib"], ROOT)
+        warm, _ = ours(solved, scratch / "one-warm", 1)
+        cold, _ = ours(solved, scratch / "one-cold", 1, "--no-pool")
+        imports_again = run([sys.executable, "-c", "import torch, sklearn, pandas, matplotlib"], ROOT)
+        print(f"import torch, sklearn, pandas, matplotlib: {imports:.1f} s, and {imports_again:.1f} s after")
+        print(f"one solved submission, whole command: warm {warm:.1f} s ({warm / imports:.2f}x the first import), "
+              f"cold {cold:.1f} s")
         variants = the_class(read(scratch / "solved"), read(scratch / "release"))
-        students = [(f"s{i:02d}-{variants[i % len(variants)][0]}", variants[i % len(variants)][1])
-                    for i in range(args.count)]
-        course = scratch / "course"
-        course.mkdir()
-        course_directory(course, scratch / "release", students)
-
-        execute_once = run([BIN / "jupyter", "nbconvert", "--to", "notebook", "--execute", "--output",
-                            str(scratch / "executed.ipynb"), scratch / "solved" / LAB / f"{LAB}.ipynb"],
-                           scratch / "solved" / LAB)
-        ours = run([sys.executable, "-m", "autograder", "grade", course / "submitted", "--out", scratch / "ours",
-                    "--jobs", str(args.jobs)], ROOT)
-        theirs = run([BIN / "nbgrader", "autograde", LAB, "--force"], course)
-
-        disagreements = 0
-        for student, _ in students:
-            result = json.loads((scratch / "ours" / f"{student}.json").read_text())
-            our_passes = {t["name"]: t["status"] == "passed" for t in result["tests"]}
-            if our_passes != nbgrader_passes(course, student):
-                disagreements += 1
-                print(f"disagree on {student}: ours {our_passes}, nbgrader {nbgrader_passes(course, student)}")
-        print(f"submissions: {args.count} ({', '.join(name for name, _ in variants)})")
-        print(f"execute the solved notebook once (nbconvert): {execute_once:.1f} s")
-        print(f"python -m autograder grade --jobs {args.jobs}: {ours:.1f} s ({ours / args.count:.2f} s per submission)")
-        print(f"nbgrader autograde:                 {theirs:.1f} s ({theirs / args.count:.2f} s per submission)")
-        print(f"throughput ratio (nbgrader time / ours): {theirs / ours:.2f}x")
-        print(f"per-activity pass/fail disagreements: {disagreements}")
+        mixed = [(f"s{i:02d}-{variants[i % len(variants)][0]}", variants[i % len(variants)][1])
+                 for i in range(args.count)]
+        all_solved = [(f"s{i:02d}-solved", variants[0][1]) for i in range(args.count)]
+        disagreements = compare("solved", all_solved, scratch, args.jobs) + compare("mixed", mixed, scratch, args.jobs)
         return 1 if disagreements else 0
 
 
