@@ -1,5 +1,6 @@
 """Grade many submissions at once, each result handed over as soon as it is ready."""
 import traceback
+from contextlib import contextmanager
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import replace
 
@@ -19,20 +20,26 @@ def safe_grade(path, options):
         return error_result(student_name(path), path, "grader_error", f"the grader failed: {detail}", 0.0), {}
 
 
+@contextmanager
+def warm(options):
+    """`options` with a running zygote for as long as the block lasts, where the warm path
+    applies and the caller has none running yet."""
+    zygote = Pool.launch(lab_imports()) if options.warm and options.sandboxed and options.pool is None else None
+    try:
+        yield options if zygote is None else replace(options, pool=zygote)
+    finally:
+        if zygote is not None:
+            zygote.close()
+
+
 def grade_all(named_paths, options, jobs, on_result):
     """Grade (name, path) pairs with `jobs` at a time; call on_result(name, result, answers)
     from this thread as each one finishes. Workers are subprocesses, so threads suffice."""
-    zygote = Pool.launch(lab_imports()) if options.warm and options.sandboxed and options.pool is None else None
-    if zygote is not None:  # a caller that started one keeps it for its next batch
-        options = replace(options, pool=zygote)
-    gradable_labs()  # checks every lab and computes PyTorch's answers once, while the zygote imports
-    try:
+    with warm(options) as options:
+        gradable_labs()  # checks every lab and computes PyTorch's answers once, while the zygote imports
         with ThreadPoolExecutor(max_workers=jobs) as threads:
             pending = {threads.submit(safe_grade, path, options): name for name, path in named_paths}
             for future in as_completed(pending):
                 result, answers = future.result()
                 result["extra_data"]["submission"] = pending[future]
                 on_result(pending[future], result, answers)
-    finally:
-        if zygote is not None:
-            zygote.close()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.batch import grade_all
+from autograder.batch import grade_all, warm
 from autograder.grade import Clock, Session
 from autograder.labs import grading_for
 from autograder.sandbox import WorkerFailure
@@ -79,8 +79,14 @@ def visible_verdict(lab, activity, answer, options):
     return False, "the check passed"
 
 
-def run_catalogue(lab_name, options, jobs):
-    grading = grading_for(lab_name)
+def run_catalogue(lab_name, options, jobs, visible=True):
+    """A Row per mistake of the lab's catalogue; `visible=False` leaves the visible checks out
+    (their verdicts are then None)."""
+    with warm(options) as options:
+        return _run_catalogue(grading_for(lab_name), options, jobs, visible)
+
+
+def _run_catalogue(grading, options, jobs, visible):
     lab, mistakes = grading.lab, grading.mistakes
     solved = solved_notebook(lab, student_notebook(lab))
     answers = [patched(lab.activities[m.activity].reference.source, m.code) for m in mistakes]
@@ -94,11 +100,13 @@ def run_catalogue(lab_name, options, jobs):
             named.append((path.stem, path))
         graded = {}
         grade_all(named, options, jobs, lambda name, result, _: graded.__setitem__(name, result))
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        visible = list(pool.map(lambda pair: visible_verdict(lab, pair[0].activity, pair[1], options),
-                                zip(mistakes, answers)))
+    verdicts = [(None, None)] * len(mistakes)
+    if visible:
+        with ThreadPoolExecutor(max_workers=jobs) as threads:
+            verdicts = list(threads.map(lambda pair: visible_verdict(lab, pair[0].activity, pair[1], options),
+                                    zip(mistakes, answers)))
     rows = []
-    for (name, _), mistake, (seen, seen_message) in zip(named, mistakes, visible):
+    for (name, _), mistake, (seen, seen_message) in zip(named, mistakes, verdicts):
         tests = {test["name"]: test for test in graded[name]["tests"]}
         mine = tests.get(mistake.activity, {"score": 0, "max_score": 0, "output": graded[name]["output"]})
         intact = all(t["score"] == t["max_score"] for key, t in tests.items() if key != mistake.activity)

@@ -85,3 +85,42 @@ def test_control_is_unaffected_by_its_neighbours(corpus, tmp_path, solved_dir):
         [(t["name"], t["score"], t["output"]) for t in single["tests"]]
     assert results["control"]["score"] == all_points(lab)
     assert results["control"]["extra_data"]["required"] == results["control"]["max_score"]
+
+
+def scores(results):
+    """What grading decided for each submission: its status and each activity's points."""
+    return {name: (result["status"], [(t["name"], t["score"]) for t in result["tests"]])
+            for name, result in results.items()}
+
+
+@pytest.fixture
+def cpu_hogs():
+    """Two CPU-bound processes beside the grader, as on a machine that is busy with other work.
+    Each stops by itself after 30 minutes at the latest."""
+    hog = "import time\nend = time.monotonic() + 1800\nwhile time.monotonic() < end:\n    pass\n"
+    hogs = [subprocess.Popen([sys.executable, "-c", hog]) for _ in range(2)]
+    yield hogs
+    for process in hogs:
+        process.kill()
+        process.wait()
+
+
+def regrade(lab, tmp_path, release_dir, solved_dir, *options):
+    _, results, run, _ = grade_corpus(lab, lab_notebook(solved_dir, lab), lab_notebook(release_dir, lab),
+                                      tmp_path / "batch", tmp_path / "out", sandbox="bwrap", timeout=2400,
+                                      options=options)
+    assert run.returncode == 0, run.stderr
+    return results
+
+
+def test_a_busy_machine_changes_no_result(corpus, tmp_path, release_dir, solved_dir, cpu_hogs):
+    """Limits count CPU time, so two CPU-bound neighbours change nothing."""
+    lab, _, quiet, _, _ = corpus
+    assert all(process.poll() is None for process in cpu_hogs)
+    assert scores(regrade(lab, tmp_path, release_dir, solved_dir)) == scores(quiet)
+
+
+def test_cold_workers_give_the_same_results(corpus, tmp_path, release_dir, solved_dir):
+    """The warm pool is an optimisation only: `--no-pool` grades the corpus identically."""
+    lab, _, warm, _, _ = corpus
+    assert scores(regrade(lab, tmp_path, release_dir, solved_dir, "--no-pool")) == scores(warm)

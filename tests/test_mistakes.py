@@ -44,3 +44,11 @@ def test_grader_catches_every_mistake_and_only_in_its_activity(rows, lab):
 def test_visible_checks_catch_every_mistake(rows):
     missed = {row.mistake.description: row.visible_message for row in rows if not row.visible_caught}
     assert missed == {}, "a wrong answer that passes the notebook's own checks: " + str(missed)
+
+
+@pytest.mark.slow
+def test_cold_workers_judge_the_catalogue_the_same(rows, lab):
+    """The warm pool is an optimisation only: started cold, the grader decides the same."""
+    cold = run_catalogue(lab.name, Options(Limits(cell_seconds=30), warm=False), jobs=2, visible=False)
+    assert [(r.mistake.description, r.grader_caught, r.lost, r.others_intact) for r in cold] == \
+        [(r.mistake.description, r.grader_caught, r.lost, r.others_intact) for r in rows]

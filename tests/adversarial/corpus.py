@@ -59,9 +59,10 @@ def write_corpus(lab, folder, solved, blank, context):
     return made
 
 
-def grade_corpus(lab, solved_path, blank_path, batch, out, sandbox="auto", timeout=None):
+def grade_corpus(lab, solved_path, blank_path, batch, out, sandbox="auto", timeout=None, options=()):
     """Write `lab`'s corpus and a solved control (`solved_path`, copied byte for byte) into
-    `batch`, grade them in one run into `out`. Returns (made, results by name, the run, context)."""
+    `batch`, grade them in one run into `out` (with the grader's `options` added). Returns
+    (made, results by name, the run, context)."""
     batch, out = Path(batch), Path(out)
     batch.mkdir(parents=True, exist_ok=True)
     context = new_context(batch, out)
@@ -69,7 +70,7 @@ def grade_corpus(lab, solved_path, blank_path, batch, out, sandbox="auto", timeo
     made = write_corpus(lab, batch, solved, nbformat.read(blank_path, as_version=4), context)
     (batch / "control.ipynb").write_bytes(Path(solved_path).read_bytes())
     run = subprocess.run([sys.executable, "-m", "autograder", "grade", str(batch), "--out", str(out),
-                          "--cell-timeout", "10", "--sandbox", sandbox], cwd=ROOT, check=False, capture_output=True,
+                          "--cell-timeout", "10", "--sandbox", sandbox, *options], cwd=ROOT, check=False, capture_output=True,
                          text=True, timeout=timeout)
     results = {path.stem: json.loads(path.read_text()) for path in out.glob("*.json")}
     return made, results, run, context
