@@ -88,11 +88,15 @@ def close(actual, expected, quantity, *, atol=1e-9, rtol=1e-9):
     if got.shape != want.shape:
         raise AssertionError(f"{quantity}: wrong shape {got.shape}, expected {want.shape}")
     bad = ~np.isclose(got, want, atol=atol, rtol=rtol)
+    if bad.any() and want.shape == ():
+        raise AssertionError(f"{quantity}: got {float(got):.6g}, expected {float(want):.6g}")
     if bad.any():
         where = tuple(int(i) for i in np.argwhere(bad)[0])
+        count = int(bad.sum())
         raise AssertionError(
-            f"{quantity}: {int(bad.sum())} of {bad.size} entries differ; at index {where} "
-            f"got {got[where]!r}, expected {want[where]!r}")
+            f"{quantity}: {count} of {bad.size} {'entry' if bad.size == 1 else 'entries'} "
+            f"{'is' if count == 1 else 'are'} wrong; at index {where} "
+            f"got {float(got[where]):.6g}, expected {float(want[where]):.6g}")
 
 
 def expect_error(kind, call, quantity):
@@ -456,7 +460,7 @@ def check_add_and_multiply():
     close(multiply_vjp(a, b, v)[0], v * b, "multiply_vjp: a_bar, which should be v * b")
     close(multiply_vjp(a, b, v)[1], v * a, "multiply_vjp: b_bar, which should be v * a")
     rng = np.random.default_rng(11)
-    for shape in [(), (3,), (2, 3)]:
+    for shape in [(), (1,), (3,), (3, 3), (2, 3), (3, 1)]:
         a, b = rng.normal(size=shape), rng.normal(size=shape)
         compare_rule(add_vjp, lambda p, q: p + q, a, b, f"add_vjp, shape {shape}", rng)
         compare_rule(multiply_vjp, lambda p, q: p * q, a, b, f"multiply_vjp, shape {shape}", rng)
@@ -464,14 +468,18 @@ def check_add_and_multiply():
 
 def check_matmul():
     rng = np.random.default_rng(12)
-    for left, right in [((4,), (4,)), ((3, 4), (4,)), ((4,), (4, 3)), ((2, 4), (4, 3))]:
+    four_ranks = [((4,), (4,)), ((3, 4), (4,)), ((4,), (4, 3)), ((2, 4), (4, 3))]
+    # Square matrices, and dimensions of length 1 outside (a row times a column) and inside.
+    other_sizes = [((3, 3), (3, 3)), ((1, 4), (4, 1)), ((4, 1), (1, 3)), ((1,), (1, 3))]
+    for left, right in four_ranks + other_sizes:
         a, b = rng.normal(size=left), rng.normal(size=right)
         compare_rule(matmul_vjp, lambda p, q: p @ q, a, b, f"matmul_vjp, {left} @ {right}", rng)
 
 
 check_add_and_multiply()
 check_matmul()
-print("Activity 1a passed: add_vjp, multiply_vjp and matmul_vjp in all four rank cases.")
+print("Activity 1a passed: add_vjp, multiply_vjp and matmul_vjp in all four rank cases, "
+      "square, non-square and with dimensions of length 1.")
 
 # %% [markdown]
 # ### Activity 1b · Undoing broadcasting (2 points)
@@ -520,10 +528,23 @@ def check_sum_to_shape():
     close(sum_to_shape(v, (3, 1)), [[6.0], [15.0], [24.0]], "sum_to_shape (3, 3) -> (3, 1)")
     close(sum_to_shape(v, ()), 45.0, "sum_to_shape (3, 3) -> (), the sum of everything")
     close(sum_to_shape(v, (3, 3)), v, "sum_to_shape (3, 3) -> (3, 3), nothing to do")
-    cube = np.ones((2, 3, 4))
-    close(sum_to_shape(cube, (1, 3, 1)), np.full((1, 3, 1), 8.0), "sum_to_shape (2, 3, 4) -> (1, 3, 1)")
-    close(sum_to_shape(cube, (4,)), np.full(4, 6.0), "sum_to_shape (2, 3, 4) -> (4,)")
     close(sum_to_shape(np.array(2.0), ()), 2.0, "sum_to_shape () -> ()")
+
+
+def broadcasting_adjoint(v, shape):
+    """What PyTorch sends back to an array of `shape` that was broadcast to v's shape."""
+    small = torch.zeros(shape, dtype=torch.float64, requires_grad=True)
+    torch.sum(torch.broadcast_to(small, v.shape) * torch.tensor(v)).backward()
+    return small.grad.numpy()
+
+
+def check_sum_to_shape_against_torch():
+    """Targets stretched in one or several places, with and without prepended axes."""
+    rng = np.random.default_rng(4)
+    for before, after in [((2, 3, 4), (1, 3, 1)), ((2, 3, 4), (2, 1, 4)), ((2, 3, 4), (3, 1)),
+                          ((2, 3, 4), (4,)), ((4, 5), (1, 1)), ((5,), (1,)), ((1, 3), (3,))]:
+        v = rng.normal(size=before)
+        close(sum_to_shape(v, after), broadcasting_adjoint(v, after), f"sum_to_shape {before} -> {after}")
 
 
 def check_broadcast_operators():
@@ -542,6 +563,7 @@ def check_broadcast_operators():
 
 
 check_sum_to_shape()
+check_sum_to_shape_against_torch()
 check_broadcast_operators()
 print("Activity 1b passed: sum_to_shape, and + and * between broadcast shapes.")
 
@@ -586,18 +608,23 @@ def relu_vjp(x, v):
 # %% tags=["check"] activity="1c" points=2
 def check_nonlinear():
     rng = np.random.default_rng(3)
-    for x in [np.array([-2.0, -0.5, 0.0, 0.5, 2.0]), rng.normal(size=(2, 3))]:
-        v = np.arange(1.0, x.size + 1).reshape(x.shape)
+    inputs = [np.array([-2.0, -0.5, -0.0, 0.0, 0.5, 2.0]), np.array(-0.0), np.array([0.7]),
+              rng.normal(size=(3, 3)), rng.normal(size=(2, 3))]
+    for x in inputs:
+        signs = (-1.0) ** np.arange(x.size)
+        v = (np.arange(1.0, x.size + 1) * signs).reshape(x.shape)  # 1, -2, 3, ...: both signs
         for name, ours, theirs in [("tanh_vjp", Tensor.tanh, torch.tanh),
                                    ("relu_vjp", Tensor.relu, torch.relu)]:
-            (x_bar,) = ours(Tensor(x)).vjp(v)
+            v_sent = v.copy()
+            (x_bar,) = ours(Tensor(x)).vjp(v_sent)
             tx = torch.tensor(x, requires_grad=True)
             torch.sum(theirs(tx) * torch.tensor(v)).backward()
             close(x_bar, tx.grad.numpy(), f"{name} with x = {np.round(x, 3).tolist()}")
+            close(v_sent, v, f"v after {name} (the adjoint it receives must not change)")
 
 
 check_nonlinear()
-print("Activity 1c passed: tanh_vjp and relu_vjp, relu at exactly 0 included.")
+print("Activity 1c passed: tanh_vjp and relu_vjp on scalars, vectors and matrices, relu at 0.0 and -0.0.")
 
 # %% [markdown]
 # ## 5 · Activity 2: the backward pass
@@ -764,6 +791,7 @@ def check_fan_out():
     close(second[fan_x], first[fan_x], "x_bar from a second backward call")
     assert second[fan_x] is not first[fan_x], "backward must build fresh adjoints on every call"
     close(fan_x.value, 2.0, "x after backward (backward must not change values)")
+    close(backward(fan_L, 0.5)[fan_x], 22.0, "x_bar in the Section 5 graph with the seed 0.5 (it scales every adjoint)")
 
 
 def check_seeds_and_errors():
@@ -821,12 +849,37 @@ def check_shared_and_deep():
     backward(chain)
 
 
+def layered(x, y, links):
+    """Two leaves, operands used twice, `links` operations in a row, fan-out, and paths of
+    unequal length from h to the result: the direct one, h * -2.0, comes first, so a depth-first
+    search meets h before the longer path through `fan` has reported. Works on Tensors and on
+    PyTorch tensors alike."""
+    h = x * x * y
+    for _ in range(links):
+        h = h * 1.0
+    fan = h * 3.0 + h * h
+    return h * -2.0 + fan * fan * 0.5
+
+
+def check_combined():
+    x_value, y_value, seed = np.array([0.5, -1.0, 1.5]), np.array([1.0, 0.5, -0.5]), np.array([1.0, -2.0, 0.5])
+    for links in (0, 1500):
+        x, y = Tensor(x_value), Tensor(y_value)
+        adjoints = backward(layered(x, y, links), seed)
+        tx, ty = (torch.tensor(value, requires_grad=True) for value in (x_value, y_value))
+        layered(tx, ty, links).backward(torch.tensor(seed))
+        where = f"layered(x, y, {links}) with seed {seed.tolist()}"
+        close(adjoints[x], tx.grad.numpy(), f"x_bar of {where}")
+        close(adjoints[y], ty.grad.numpy(), f"y_bar of {where}")
+
+
 check_order()
 check_fan_out()
 check_seeds_and_errors()
 check_shapes_in_graphs()
 check_shared_and_deep()
-print("Activity 2 passed: order, fan-out, seeds, shape errors, reductions, fresh adjoints, deep chains.")
+check_combined()
+print("Activity 2 passed: order, fan-out, unequal paths, seeds, shape errors, reductions, fresh adjoints, deep chains.")
 
 # %% [markdown]
 # ## 6 · Activity 3: training the PT02 classifier
@@ -976,24 +1029,26 @@ def check_one_case(X, targets):
     rng = np.random.default_rng(13)
     W, b = 0.1 * rng.normal(size=(3, X.shape[1])), 0.1 * rng.normal(size=3)
     W_before, b_before = W.copy(), b.copy()
-    ours, theirs = classifier_step(X, targets, W, b, 0.1), torch_reference(X, targets, W, b, 0.1)
+    theirs = torch_reference(X, targets, W, b, 0.1)
+    ours = classifier_step(X, targets, W, b, 0.1)
     assert isinstance(ours, dict) and set(ours) == set(theirs), \
         f"classifier_step must return a dict with exactly the keys {sorted(theirs)}"
     assert isinstance(ours["loss"], float), \
         f"classifier_step: loss must be a Python float, got {type(ours['loss']).__name__}"
     for key in theirs:
-        close(ours[key], theirs[key], f"classifier_step on a batch of {len(X)}: {key}")
+        close(ours[key], theirs[key], f"classifier_step on X of shape {X.shape}: {key}")
     close(W, W_before, "W after classifier_step (the input array must not change)")
     close(b, b_before, "b after classifier_step (the input array must not change)")
     ours = classifier_step(X, targets, ours["W"], ours["b"], 0.1)
     theirs = torch_reference(X, targets, theirs["W"], theirs["b"], 0.1)
     for key in theirs:
-        close(ours[key], theirs[key], f"classifier_step on a batch of {len(X)}, second update: {key}")
+        close(ours[key], theirs[key], f"classifier_step on X of shape {X.shape}, second update: {key}")
 
 
-check_one_case(np.array([[1.0, 2.0], [-1.0, 3.0], [2.0, -2.0]]), np.array([0, 1, 2]))
-check_one_case(Xtrain[:7], ytrain[:7])
-check_one_case(Xtrain[:1], ytrain[:1])
+check_one_case(np.array([[1.0, 2.0], [-1.0, 3.0], [2.0, -2.0]]), np.array([0, 1, 2]))  # W (3, 2)
+check_one_case(Xtrain[:7], ytrain[:7])  # W (3, 4)
+check_one_case(Xtrain[:1], ytrain[:1])  # a single example
+check_one_case(np.array([[0.5, -1.0, 2.0], [1.5, 0.0, -0.5], [-1.0, 1.0, 0.5]]), np.array([2, 0, 1]))  # X, W square
 print("Activity 3 passed: logits, loss, gradients and two updates in a row agree with PyTorch.")
 
 # %% [markdown]
@@ -1164,13 +1219,32 @@ print(f"MLP training loss {mlp_curves['NumPy'][0]:.4f} -> {mlp_curves['NumPy'][-
 print(f"MLP validation accuracy: {mlp_accuracy:.3f}")
 
 # %% tags=["check"] activity="A" points=2
+def check_mlp_one_example():
+    """One update on a single example, with as many hidden units as inputs (a square W1)."""
+    rng = np.random.default_rng(17)
+    X, targets = rng.normal(size=(1, 4)), np.array([2])
+    params = {"W1": rng.normal(size=(4, 4)), "b1": rng.normal(size=4),
+              "W2": rng.normal(size=(3, 4)), "b2": rng.normal(size=3)}
+    sent = {key: value.copy() for key, value in params.items()}
+    loss, updated = mlp_step(X, targets, params, 0.5)
+    leaves = {key: torch.tensor(value, requires_grad=True) for key, value in sent.items()}
+    hidden = torch.relu(torch.tensor(X) @ leaves["W1"].T + leaves["b1"])
+    torch_loss = F.cross_entropy(hidden @ leaves["W2"].T + leaves["b2"], torch.tensor(targets))
+    gradients = dict(zip(leaves, torch.autograd.grad(torch_loss, list(leaves.values()))))
+    close(loss, torch_loss.item(), "MLP loss on one example")
+    for key in sent:
+        close(updated[key], sent[key] - 0.5 * gradients[key].numpy(), f"{key} after one update on one example")
+        close(params[key], sent[key], f"the {key} passed to mlp_step (update copies, not the arrays you receive)")
+
+
 assert len(mlp_curves["NumPy"]) == 200, \
     "the training cell above stopped early: finish mlp_step, then run that cell again"
 close(mlp_curves["NumPy"], mlp_curves["PyTorch"], "MLP training losses over 200 updates",
       atol=1e-8, rtol=1e-8)
 for key, value in mlp_parameters(torch_mlp).items():
     close(mlp_params[key], value, f"{key} after 200 MLP updates", atol=1e-8, rtol=1e-8)
-print("Activity A passed: 200 MLP updates agree with PyTorch.")
+check_mlp_one_example()
+print("Activity A passed: 200 MLP updates, and one update on a single example, agree with PyTorch.")
 
 # %% [markdown]
 # ## Optional B · Gradients as functions (1 bonus point)
@@ -1205,7 +1279,13 @@ def check_grad():
     close(grad(lambda t: t.tanh().sum())(x), 1 - np.tanh(x) ** 2, "grad of sum(tanh(x))")
     close(grad(lambda t: Tensor(7.0))(x), np.zeros(3), "grad of a constant function")
     close(x, [1.0, -2.0, 3.0], "x after grad (the input must not change)")
-    expect_error(ValueError, lambda: grad(lambda t: t * t)(x), "grad of a vector-valued function")
+    close(grad(lambda t: t * t * t)(np.array(2.0)), 12.0, "grad of x ** 3 at the scalar x = 2")
+    M = np.array([[1.0, -2.0, 0.5], [0.0, 3.0, -1.0]])
+    close(grad(lambda t: (t.relu() * t).sum())(M), 2 * np.maximum(M, 0.0),
+          "grad of sum(relu(x) * x) for a (2, 3) matrix x")
+    for value in (x, np.array([2.0]), M):
+        expect_error(ValueError, lambda: grad(lambda t: t * t)(value),
+                     f"grad of a function whose result has shape {value.shape}, not a scalar")
 
 
 check_grad()
@@ -1258,6 +1338,9 @@ def check_jacobian():
     J = jacobian(lambda t: t * t, M)
     close(np.shape(J), (2, 3, 2, 3), "shape of the Jacobian of a (2, 3) -> (2, 3) function")
     close(np.reshape(J, (6, 6)), np.diag(2 * M.ravel()), "Jacobian of x * x for a (2, 3) matrix x")
+    close(jacobian(lambda t: (t * t).sum(), M), 2 * M, "Jacobian of sum(x * x) for a (2, 3) matrix x, shape (2, 3)")
+    close(jacobian(lambda t: Tensor([1.0, -2.0, 3.0]) * t, np.array(2.0)), [1.0, -2.0, 3.0],
+          "Jacobian of x -> [1, -2, 3] * x at a scalar x, of shape (3,)")
 
 
 check_jacobian()

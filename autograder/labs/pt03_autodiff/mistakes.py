@@ -53,6 +53,23 @@ def matmul_vjp(a, b, v):
         return b @ v, np.outer(v, a)
     return v @ b.T, a.T @ v
 """),
+    Mistake("1a", "matmul_vjp reduces every case to matrix @ matrix and squeezes the results back", "matmul_vjp", """
+def matmul_vjp(a, b, v):
+    left = a.reshape(1, -1) if a.ndim == 1 else a
+    right = b.reshape(-1, 1) if b.ndim == 1 else b
+    v = np.reshape(v, (left.shape[0], right.shape[1]))
+    return np.squeeze(v @ right.T), np.squeeze(left.T @ v)
+"""),
+    Mistake("1a", "matmul_vjp leaves b_bar transposed in matrix @ matrix", "b_bar", """
+def matmul_vjp(a, b, v):
+    if a.ndim == 1 and b.ndim == 1:
+        return v * b, v * a
+    if a.ndim == 2 and b.ndim == 1:
+        return np.outer(v, b), a.T @ v
+    if a.ndim == 1 and b.ndim == 2:
+        return b @ v, np.outer(a, v)
+    return v @ b.T, v.T @ a
+"""),
     # ------------------------------------------------------------------ 1b
     Mistake("1b", "sums the extra axes at the end instead of the front", "sum_to_shape", """
 def sum_to_shape(v, shape):
@@ -106,6 +123,25 @@ def sum_to_shape(v, shape):
 def sum_to_shape(v, shape):
     return np.resize(np.asarray(v, dtype=np.float64), shape)
 """),
+    Mistake("1b", "if instead of while: only one prepended axis is summed away", "sum_to_shape", """
+def sum_to_shape(v, shape):
+    v = np.asarray(v, dtype=np.float64)
+    if v.ndim > len(shape):
+        v = v.sum(axis=0)
+    for axis, size in enumerate(shape):
+        if size == 1 and v.shape[axis] != 1:
+            v = v.sum(axis=axis, keepdims=True)
+    return v
+"""),
+    Mistake("1b", "finds the stretched axis with shape.index(1), so only the first one is summed", "sum_to_shape", """
+def sum_to_shape(v, shape):
+    v = np.asarray(v, dtype=np.float64)
+    while v.ndim > len(shape):
+        v = v.sum(axis=0)
+    if 1 in shape:
+        v = v.sum(axis=list(shape).index(1), keepdims=True)
+    return v
+"""),
     # ------------------------------------------------------------------ 1c
     Mistake("1c", "tanh derivative computed as if y were the input", "tanh_vjp", """
 def tanh_vjp(y, v):
@@ -134,6 +170,19 @@ def relu_vjp(x, v):
     Mistake("1c", "relu lets the adjoint through where x is negative", "relu_vjp", """
 def relu_vjp(x, v):
     return np.where(x < 0, v, 0.0)
+"""),
+    Mistake("1c", "relu tests the sign bit, so the adjoint passes at +0.0", "relu_vjp", """
+def relu_vjp(x, v):
+    return np.where(np.signbit(x), 0.0, v)
+"""),
+    Mistake("1c", "tanh_vjp forms the Jacobian with np.diag, right for vectors only", "tanh_vjp", """
+def tanh_vjp(y, v):
+    return np.diag(1 - y ** 2) @ v
+"""),
+    Mistake("1c", "relu zeroes the adjoint v in place", "modified in place", """
+def relu_vjp(x, v):
+    v[x <= 0] = 0.0
+    return v
 """),
     # ------------------------------------------------------------------ 2
     Mistake("2", "= instead of +=: the last contribution overwrites the others", "adjoint of node", """
@@ -234,6 +283,31 @@ def topological_order(output):
             stack.append((node, True))
             stack.extend((parent, False) for parent in node.parents)
     return order
+"""),
+    Mistake("2", "calls a node's VJP once per parent instead of once per node", "exactly once", """
+def backward(output, seed=None):
+    order = topological_order(output)
+    adjoint = initial_adjoints(order, output, seed)
+    for node in reversed(order):
+        if node.vjp is not None:
+            for i, parent in enumerate(node.parents):
+                share = np.asarray(node.vjp(adjoint[node])[i], dtype=np.float64)
+                if share.shape != parent.value.shape:
+                    raise ValueError("a VJP returned an adjoint of the wrong shape")
+                adjoint[parent] += share
+    return adjoint
+"""),
+    Mistake("2", "checks the shapes with len(), which has no answer for scalar nodes", "scalar nodes", """
+def backward(output, seed=None):
+    order = topological_order(output)
+    adjoint = initial_adjoints(order, output, seed)
+    for node in reversed(order):
+        if node.vjp is not None:
+            for parent, share in zip(node.parents, node.vjp(adjoint[node])):
+                if len(share) != len(parent.value):
+                    raise ValueError("a VJP returned an adjoint of the wrong length")
+                adjoint[parent] += share
+    return adjoint
 """),
     # ------------------------------------------------------------------ 3
     Mistake("3", "forgets to update the bias", "b", """
@@ -340,6 +414,16 @@ def mlp_step(X, targets, params, lr):
     new = {key: params[key] - lr * adjoints[leaf[key]] for key in params}
     return float(forward(new)[1].value), new
 """),
+    Mistake("A", "updates the parameters passed in, in place", "modified in place", """
+def mlp_step(X, targets, params, lr):
+    leaf = {key: Tensor(value) for key, value in params.items()}
+    hidden = (Tensor(X) @ leaf["W1"].T + leaf["b1"]).relu()
+    loss = cross_entropy(hidden @ leaf["W2"].T + leaf["b2"], targets)
+    adjoints = backward(loss)
+    for key in params:
+        params[key] -= lr * adjoints[leaf[key]]
+    return float(loss.value), params
+"""),
     # ------------------------------------------------------------------ B
     Mistake("B", "no ValueError for a vector result: seeds it with ones", "ValueError", """
 def grad(function):
@@ -378,6 +462,27 @@ def grad(function):
         if out.value.shape != ():
             raise ValueError("grad needs a scalar result")
         return backward(out).get(Tensor(x), np.zeros(np.shape(x)))
+    return gradient
+"""),
+    Mistake("B", "returns the gradient flattened into a vector", "grad", """
+def grad(function):
+    def gradient(x):
+        leaf = Tensor(x)
+        out = as_tensor(function(leaf))
+        if out.value.shape != ():
+            raise ValueError("grad needs a scalar result")
+        return np.ravel(backward(out).get(leaf, np.zeros(leaf.value.shape)))
+    return gradient
+"""),
+    Mistake("B", "tests the result's size instead of its shape: a (1,) result passes", "ValueError", """
+def grad(function):
+    def gradient(x):
+        leaf = Tensor(x)
+        out = as_tensor(function(leaf))
+        if out.value.size != 1:
+            raise ValueError("grad needs a single number")
+        adjoints = backward(out, np.ones(out.value.shape))
+        return adjoints.get(leaf, np.zeros(leaf.value.shape))
     return gradient
 """),
     # ------------------------------------------------------------------ C
@@ -423,5 +528,16 @@ def jacobian(function, value):
         seed[j] = 1.0
         rows.append(backward(out, seed.reshape(out.value.shape))[leaf])
     return np.array(rows).reshape(out.value.shape + leaf.value.shape)
+"""),
+    Mistake("C", "counts the outputs with shape[0], as if every output were a vector", "jacobian", """
+def jacobian(function, value):
+    leaf = Tensor(value)
+    out = as_tensor(function(leaf))
+    rows = []
+    for j in range(out.value.shape[0]):
+        seed = np.zeros(out.value.shape[0])
+        seed[j] = 1.0
+        rows.append(backward(out, seed).get(leaf, np.zeros(leaf.value.shape)))
+    return np.array(rows)
 """),
 ]

@@ -17,10 +17,35 @@ def call(function, args):
     return {"result": result, "args_after": list(args)}
 
 
+def expand(spec):
+    """`spec` with every ["chain", [parent], count] written out as `count` nodes 1.0 * p in a row,
+    so that a long chain travels as one entry; node indices count the written-out nodes."""
+    full = []
+    for op, *operands in spec:
+        if op != "chain":
+            full.append([op, *operands])
+            continue
+        parent = operands[0][0]
+        for _ in range(operands[1]):
+            full.append(["weighted", [parent], [1.0]])
+            parent = len(full) - 1
+    return full
+
+
+def packed(arrays):
+    """One array per node, as a single flat float64 array with the shapes to cut it by, when each
+    is a float64 array (one message instead of thousands of small ones); else the list itself."""
+    if not all(type(a) is _np.ndarray and a.dtype == _np.float64 for a in arrays):
+        return arrays
+    return {"ndims": _np.array([a.ndim for a in arrays], dtype=_np.int64),
+            "dims": _np.array([n for a in arrays for n in a.shape], dtype=_np.int64),
+            "flat": _np.concatenate([a.ravel() for a in arrays] + [_np.zeros(0)])}
+
+
 def build_graph(spec):
     """Tensors from a graph spec. Operations carry their own VJPs, so that a graph tests
     `backward` alone, whatever the state of the student's local VJPs."""
-    nodes, calls = [], []
+    nodes, calls, spec = [], [], expand(spec)
 
     def counted(index, rule):
         def vjp(v):
@@ -60,17 +85,19 @@ def graph_backward(spec, seed, output):
     out = nodes[output]
     index = {id(node): i for i, node in enumerate(nodes)}
     order = topological_order(out)
-    order_indices = [index.get(id(node), -1) for node in order] if isinstance(order, (list, tuple)) else order
+    if not isinstance(order, (list, tuple)):
+        return {"order_returned": order}
+    order = _np.array([index.get(id(node), -1) for node in order], dtype=_np.int64)
     first = backward(out, seed)
-    calls_first = list(calls)
+    calls_first = _np.array(calls, dtype=_np.int64)
     if not isinstance(first, dict):
-        return {"order": order_indices, "first": first}
-    first_copies = [first.get(node) for node in nodes]
-    first_copies = [_np.array(a) if type(a) is _np.ndarray else a for a in first_copies]
+        return {"order": order, "first": first}
+    first_copies = packed([first.get(node) for node in nodes])  # packing copies the arrays
+    if type(first_copies) is list:
+        first_copies = [_np.array(a) if type(a) is _np.ndarray else a for a in first_copies]
     second = backward(out, seed)
-    second = [second.get(node) for node in nodes] if isinstance(second, dict) else second
-    return {"order": order_indices, "first": first_copies, "second": second, "calls": calls_first,
-            "values_after": [node.value for node in nodes]}
+    second = packed([second.get(node) for node in nodes]) if isinstance(second, dict) else second
+    return {"order": order, "first": first_copies, "second": second, "calls": calls_first}
 
 
 def graph_backward_error(spec, seed, output):
@@ -120,15 +147,16 @@ def classifier_steps(X, targets, W, b, lr, steps):
 
 
 def mlp_steps(X, targets, params, lr, steps):
-    """Losses and parameters after each of `steps` mlp_step calls."""
-    history = []
+    """Losses and parameters after each of `steps` mlp_step calls, and the parameter arrays
+    first passed in, as they are afterwards."""
+    history, sent = [], dict(params)
     for _ in range(steps):
         answer = mlp_step(X, targets, params, lr)
         if not isinstance(answer, (tuple, list)) or len(answer) != 2:
-            return {"history": history, "bad": answer}
+            return {"history": history, "bad": answer, "sent_after": sent}
         history.append(snapshot(answer))
         params = answer[1]
-    return {"history": history}
+    return {"history": history, "sent_after": sent}
 
 
 def as_graph_function(expression):
