@@ -27,9 +27,9 @@ lower-case Python identifier that no installed module has. Nothing else in the g
 lab: it finds them in ``source/``.
 
 The check run when a lab is loaded: every activity of the notebook has hidden cases and at
-least three mistakes; no case, mistake or ``DEPENDS`` entry names an activity the notebook
-lacks; every case's probe is a function of ``probes.py``; every mistake replaces functions its
-activity defines. A lab that fails it cannot be graded: its submissions get the status
+least three mistakes, each with its own description; no case, mistake or ``DEPENDS`` entry
+names an activity the notebook lacks; every case's probe is a function of ``probes.py``; every
+mistake replaces functions its activity defines. A lab that fails it cannot be graded: its submissions get the status
 ``lab_not_gradable`` with the reason, and the test suite fails naming the lab and the part.
 """
 import ast
@@ -123,6 +123,9 @@ def problems_of(lab, folder=None):
                 problems.append(f"case '{case.title}' is listed under {activity} but says activity {case.activity}")
             if case.probe not in probe_names:
                 problems.append(f"case '{case.title}' asks probe {case.probe}, which probes.py does not define")
+    descriptions = [m.description for m in mistakes]
+    for repeated in sorted({d for d in descriptions if descriptions.count(d) > 1}):
+        problems.append(f"two mistakes share the description '{repeated}'; each needs its own")
     for mistake in mistakes:
         if mistake.activity not in activities:
             problems.append(f"mistake '{mistake.description}' names activity {mistake.activity}, "
