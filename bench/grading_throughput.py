@@ -78,7 +78,7 @@ def ours(submitted, out, jobs, *extra):
 
 def compare(name, students, scratch, jobs):
     """Grade one class both ways; return the number of per-activity disagreements."""
-    course = scratch / name
+    course = scratch / f"class-{name}"
     course.mkdir()
     course_directory(course, scratch / "release", students)
     mine, phases = ours(course / "submitted", scratch / f"ours-{name}", jobs)
