@@ -6,7 +6,6 @@ from dataclasses import replace
 from pathlib import Path
 
 from autograder.batch import grade_all
-from autograder.catalogue import print_table, run_catalogue
 from autograder.grade import Options
 from autograder.gradebook import GradebookWriter
 from autograder.labs import course_labs, gradable_labs
@@ -58,6 +57,8 @@ def grading_options(args, pool):
 
 
 def command_mistakes(args, pool):
+    from autograder.catalogue import print_table, run_catalogue  # its notebook tools are slow to import
+
     for lab_name in args.lab or sorted(gradable_labs()):
         print(f"== {lab_name}")
         print_table(run_catalogue(lab_name, grading_options(args, pool), args.jobs))

@@ -14,11 +14,21 @@ from functools import cache
 from pathlib import Path
 
 import nbformat
-from nbgrader.api import Gradebook
-from nbgrader.preprocessors import SaveCells
-from sqlalchemy.exc import SAWarning
 
 from course.labs import ROOT
+
+
+@cache
+def nbgrader_tools():
+    """nbgrader's Gradebook and SaveCells, imported on first use: the import takes most of a
+    second, which the background set-up (`prepare`) then pays instead of the grader's start."""
+    from nbgrader.api import Gradebook
+    from nbgrader.preprocessors import SaveCells
+    from sqlalchemy.exc import SAWarning
+
+    # nbgrader's add_submission makes SQLAlchemy warn about its own session handling.
+    warnings.filterwarnings("ignore", category=SAWarning, module=r"nbgrader\.api")
+    return Gradebook, SaveCells
 
 
 @cache
@@ -29,8 +39,6 @@ def release_notebook(lab_name):
 class GradebookWriter:
     def __init__(self, db_url, course_dir):
         self.db_url, self.course_dir, self.known, self._preparing = db_url, Path(course_dir), set(), None
-        # nbgrader's add_submission makes SQLAlchemy warn about its own session handling.
-        warnings.filterwarnings("ignore", category=SAWarning, module=r"nbgrader\.api")
         # nbgrader runs the `alembic` command that sits beside this Python, wherever PATH points.
         bin_dir = str(Path(sys.executable).parent)
         if bin_dir not in os.environ.get("PATH", "").split(os.pathsep):
@@ -52,6 +60,7 @@ class GradebookWriter:
     def _ensure_lab(self, lab_name):
         if lab_name in self.known:
             return
+        Gradebook, SaveCells = nbgrader_tools()
         with Gradebook(self.db_url) as gradebook:
             gradebook.update_or_create_assignment(lab_name)
         resources = {"nbgrader": {"db_url": self.db_url, "assignment": lab_name, "notebook": lab_name}}
@@ -67,6 +76,7 @@ class GradebookWriter:
             self._preparing.join()
             self._preparing = None
         self._ensure_lab(lab_name)
+        Gradebook, _ = nbgrader_tools()
         with Gradebook(self.db_url) as gradebook:
             gradebook.update_or_create_student(name)
             gradebook.update_or_create_submission(lab_name, name)
