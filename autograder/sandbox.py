@@ -103,12 +103,12 @@ def clean_environment(home):
 
 
 def rlimits(limits, cap_processes=True):
-    """The per-process limits of a worker, by resource name."""
+    """The per-process limits of a worker: resource name -> [soft, hard]."""
     cpu = int(limits.submission_seconds) + 5
-    found = {"RLIMIT_AS": limits.memory_bytes, "RLIMIT_FSIZE": limits.file_bytes, "RLIMIT_CORE": 0,
-             "RLIMIT_CPU": cpu}
+    found = {"RLIMIT_AS": [limits.memory_bytes] * 2, "RLIMIT_FSIZE": [limits.file_bytes] * 2, "RLIMIT_CORE": [0, 0],
+             "RLIMIT_CPU": [cpu, cpu + 5]}  # SIGXCPU at the soft limit, SIGKILL at the hard one
     if cap_processes:  # counted per user across the machine: only where no control group caps them
-        found["RLIMIT_NPROC"] = limits.processes
+        found["RLIMIT_NPROC"] = [limits.processes] * 2
     return found
 
 
@@ -272,8 +272,8 @@ class Worker:
     def _apply_limits(self):
         if self.group is not None:
             self.group.join()
-        for name, value in rlimits(self.limits).items():
-            resource.setrlimit(getattr(resource, name), (value, value + 5 if name == "RLIMIT_CPU" else value))
+        for name, (soft, hard) in rlimits(self.limits).items():
+            resource.setrlimit(getattr(resource, name), (soft, hard))
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write fails instead of killing
 
     def ask(self, request, timeout):

@@ -49,8 +49,8 @@ def mount(source, target, kind, flags, data=None):
                      data and data.encode()), f"mount {target}")
 
 
-def bind(host_path, new_root, writable=False, follow=False):
-    """Mount `host_path` at the same path below `new_root`. A symlink is copied as a symlink,
+def bind(host_path, new_root, follow=False):
+    """Mount `host_path` read-only at the same path below `new_root`. A symlink is copied as a symlink,
     unless `follow` mounts what it points to (a virtualenv may be a link to elsewhere)."""
     target = new_root / str(host_path).lstrip("/")
     if host_path.is_symlink() and not follow:
@@ -63,8 +63,7 @@ def bind(host_path, new_root, writable=False, follow=False):
         target.parent.mkdir(parents=True, exist_ok=True)
         target.touch()
     mount(str(host_path), target, None, MS_BIND | MS_REC)
-    flags = MS_BIND | MS_REMOUNT | MS_NOSUID | (0 if writable else MS_RDONLY)
-    mount(None, target, None, flags | (MS_NODEV if writable else 0))
+    mount(None, target, None, MS_BIND | MS_REMOUNT | MS_NOSUID | MS_RDONLY)
 
 
 def build_root(new_root, folder, home):
@@ -131,8 +130,8 @@ def become_worker(request, fds):
     os.setresgid(NOBODY, NOBODY, NOBODY)
     os.setresuid(NOBODY, NOBODY, NOBODY)
     check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no new privileges")
-    for name, value in request["rlimits"].items():
-        resource.setrlimit(getattr(resource, name), (value, value + 5 if name == "RLIMIT_CPU" else value))
+    for name, (soft, hard) in request["rlimits"].items():
+        resource.setrlimit(getattr(resource, name), (soft, hard))
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write fails instead of killing
     low, high = sorted((to_worker, from_worker))
     os.closerange(3, low)
