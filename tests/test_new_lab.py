@@ -42,12 +42,12 @@ def copy_repository(target):
 def copy(tmp_path_factory):
     """A copy of the repository in which `make new-lab NAME=demo_lab` has run."""
     if shutil.which("make") is None or shutil.which("git") is None:
-        pytest.skip("needs make and git")
+        pytest.fail("needs make and git: install them (apt-get install make git)")
     top = run(["git", "rev-parse", "--show-toplevel"], ROOT, 60)
     if top.returncode or os.path.realpath(top.stdout.strip()) != os.path.realpath(ROOT):
-        pytest.skip("needs a git checkout of the course (this is a copy without .git)")
+        pytest.fail("needs a git checkout of the course: run the suite from a clone, not a copy without .git")
     if not (ROOT / ".venv" / ".installed").is_file() or run(["make", "-q", ".venv/.installed"], ROOT, 60).returncode:
-        pytest.skip("needs the set-up of `make` (.venv) done and current")
+        pytest.fail("needs the set-up of `make` (.venv) done and current: run `make test`, which does it first")
     copy = tmp_path_factory.mktemp("scaffold") / "repo"
     copy_repository(copy)
     installed = (copy / ".venv" / ".installed").stat().st_mtime_ns
