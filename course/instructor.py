@@ -9,20 +9,31 @@ metadata is recorded.
 import sys
 
 import jupytext
+import nbformat
 from nbconvert.preprocessors import CoalesceStreamsPreprocessor
 
-from course.execute import execute
+from course.execute import execute, stdout
 from course.labs import find_labs
+
+
+def run(lab, probe=None):
+    """Execute `lab`'s .py as `make instructor` does and return (notebook, printed): with `probe`,
+    that code also runs in the same kernel after the last cell, and `printed` is its output.
+    The probe is not part of the notebook returned."""
+    notebook = jupytext.read(lab.path)
+    for index, cell in enumerate(notebook.cells):  # jupytext draws random ids; keep diffs small
+        cell.id = f"cell-{index:03d}"
+    if probe is not None:
+        notebook.cells.append(nbformat.v4.new_code_cell(probe, id="probe"))
+    execute(notebook, lab.folder)
+    printed = stdout(notebook.cells.pop()) if probe is not None else None
+    notebook, _ = CoalesceStreamsPreprocessor().preprocess(notebook, {})
+    return notebook, printed
 
 
 def refresh(lab, target=None):
     """Execute `lab`'s .py and write the result to `target` (default: the paired .ipynb)."""
-    notebook = jupytext.read(lab.path)
-    for index, cell in enumerate(notebook.cells):  # jupytext draws random ids; keep diffs small
-        cell.id = f"cell-{index:03d}"
-    execute(notebook, lab.folder)
-    notebook, _ = CoalesceStreamsPreprocessor().preprocess(notebook, {})
-    jupytext.write(notebook, target or lab.path.with_suffix(".ipynb"))
+    jupytext.write(run(lab)[0], target or lab.path.with_suffix(".ipynb"))
 
 
 def main(names):

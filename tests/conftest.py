@@ -1,5 +1,8 @@
 """Fixtures over every lab found in source/: a test that takes `lab` runs once per lab, with
 the lab's name in its id (so `pytest -k <lab>` runs everything about one lab)."""
+import subprocess
+import sys
+
 import pytest
 
 from build_student import build
@@ -26,6 +29,18 @@ def solved_dir(tmp_path_factory):
     out = tmp_path_factory.mktemp("solved")
     build(out, solved=True)
     return out
+
+
+@pytest.fixture
+def cpu_hogs():
+    """Two CPU-bound processes beside the grader, as on a machine that is busy with other work.
+    Each stops by itself after 30 minutes at the latest."""
+    hog = "import time\nend = time.monotonic() + 1800\nwhile time.monotonic() < end:\n    pass\n"
+    hogs = [subprocess.Popen([sys.executable, "-c", hog]) for _ in range(2)]
+    yield hogs
+    for process in hogs:
+        process.kill()
+        process.wait()
 
 
 def pytest_terminal_summary(terminalreporter):

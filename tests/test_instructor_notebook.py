@@ -5,18 +5,15 @@ import filecmp
 import jupytext
 import pytest
 
-from course.execute import execute, stdout
+from course.execute import stdout
 from course.instructor import refresh
+from tests.helpers import instructor_run
 
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module")
-def executed(lab):
-    return execute(jupytext.read(lab.path), lab.folder)
-
-
-def test_every_check_cell_prints_its_success_line(lab, executed):
+def test_every_check_cell_prints_its_success_line(lab):
+    executed, _ = instructor_run(lab)
     for activity in lab.activities.values():
         for check in activity.checks:
             assert f"Activity {activity.id} passed" in stdout(executed.cells[check.index]), check.label
@@ -24,7 +21,7 @@ def test_every_check_cell_prints_its_success_line(lab, executed):
 
 def test_executing_an_unchanged_lab_twice_writes_identical_bytes(lab, tmp_path):
     first, second = tmp_path / "first.ipynb", tmp_path / "second.ipynb"
-    refresh(lab, first)
+    jupytext.write(instructor_run(lab)[0], first)
     refresh(lab, second)
     assert filecmp.cmp(first, second, shallow=False), \
         f"{lab.name}: two executions differ (timings, memory addresses or split streams in the outputs?)"

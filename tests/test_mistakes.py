@@ -47,8 +47,10 @@ def test_visible_checks_catch_every_mistake(rows):
 
 
 @pytest.mark.slow
-def test_cold_workers_judge_the_catalogue_the_same(rows, lab):
-    """The warm pool is an optimisation only: started cold, the grader decides the same."""
+def test_cold_workers_on_a_busy_machine_judge_the_catalogue_the_same(rows, lab, cpu_hogs):
+    """The warm pool is an optimisation only, and limits count CPU time: started cold beside two
+    CPU-bound processes, the grader decides the same."""
     cold = run_catalogue(lab.name, Options(Limits(cell_seconds=30), warm=False), jobs=2, visible=False)
+    assert all(process.poll() is None for process in cpu_hogs), "a CPU hog stopped before the re-run ended"
     assert [(r.mistake.description, r.grader_caught, r.lost, r.others_intact) for r in cold] == \
         [(r.mistake.description, r.grader_caught, r.lost, r.others_intact) for r in rows]

@@ -1,4 +1,4 @@
-"""Every lab's student notebook fails honestly; the solved one passes, in Jupyter and in nbgrader."""
+"""Every lab's student notebook fails honestly; the solved one passes under nbgrader validate."""
 import subprocess
 import sys
 from pathlib import Path
@@ -50,13 +50,6 @@ def test_given_cells_run_unless_they_need_student_code(lab, release_run):
             assert not found, f"{cell.label} fails in the release: {found and found[0].evalue}"
 
 
-def test_solved_notebook_passes_every_check(lab, solved_dir):
-    notebook = execute(read(lab_notebook(solved_dir, lab)), solved_dir / lab.name)
-    for activity in lab.activities:
-        check = next(cell for cell in notebook.cells if cell.id == f"{activity}-check")
-        assert f"Activity {activity} passed" in stdout(check)
-
-
 def validate(folder, lab):
     result = subprocess.run([str(NBGRADER), "validate", f"{lab.name}.ipynb"], cwd=folder / lab.name,
                             capture_output=True, text=True, timeout=600)
@@ -64,6 +57,8 @@ def validate(folder, lab):
 
 
 def test_nbgrader_validate_passes_the_solved_notebook(lab, solved_dir):
+    """Every check cell is graded (the release's failures count them), so a success here is
+    every check passing on the solved notebook, executed as nbgrader executes it."""
     assert "Success! Your notebook passes all the tests." in validate(solved_dir, lab)
 
 

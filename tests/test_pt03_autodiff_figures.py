@@ -1,12 +1,7 @@
 """pt03_autodiff reproduces the figures the lab reports, read from the kernel after the last cell."""
-import json
-
-import jupytext
-import nbformat
 import pytest
 
-from course.execute import execute, stdout
-from tests.helpers import LABS
+from tests.helpers import LABS, instructor_run
 
 pytestmark = pytest.mark.slow
 
@@ -28,11 +23,7 @@ print(json.dumps({
 
 @pytest.fixture(scope="module")
 def found():
-    lab = next(lab for lab in LABS if lab.name == "pt03_autodiff")
-    notebook = jupytext.read(lab.path)
-    notebook.cells.append(nbformat.v4.new_code_cell(PROBE))
-    execute(notebook, lab.folder)
-    return json.loads(stdout(notebook.cells[-1]))
+    return instructor_run(next(lab for lab in LABS if lab.name == "pt03_autodiff"))[1]
 
 
 def test_fan_out_example_gives_44_and_premature_pass_12(found):

@@ -1,0 +1,612 @@
+"""How scalar_engine is graded: the questions, PyTorch's answers, and the judges.
+
+Each activity's hidden cases are the cross product (itertools.product) of the input classes
+that matter for it, named in the module-level dicts below, one dict per factor, with a comment
+on what each factor is for. Where a combination has no meaning (a negative number to the power
+0.5, one example with labels of both signs) it is dropped, and the comment says so. The inputs
+differ from the visible checks' (other numbers, graphs, networks and data), and the expected
+values are computed here with PyTorch in float64; they never enter the sandbox.
+"""
+from functools import cache
+from itertools import product
+
+import numpy as np
+import torch
+from sklearn.datasets import make_moons
+from torch.autograd import forward_ad
+
+from autograder.vocabulary import Case, describe, listing, number, plural
+
+# Activities whose functions call those of earlier ones. When such an activity fails and one of
+# these failed too, the grader tries it again on the reference engine. Activity 2 is graded on
+# graphs whose operations bring their own backward rules, and A, B and C on single operations,
+# so none of them depends on another.
+DEPENDS = {"3": ("1a", "1b", "2")}
+
+TOL = 1e-9
+TORCH = dict(add=torch.add, multiply=torch.mul, power=torch.pow, exp=torch.exp, log=torch.log, tanh=torch.tanh,
+             relu=torch.relu, sigmoid=torch.sigmoid)  # the primitives' names in the expressions sent
+
+
+def t64(value, grad=True):
+    return torch.tensor(np.asarray(value, dtype=np.float64), dtype=torch.float64, requires_grad=grad)
+
+
+def agree(got, want):
+    return np.isclose(got, want, rtol=TOL, atol=TOL)
+
+
+def numeric(got):
+    return isinstance(got, (int, float, np.integer, np.floating)) and not isinstance(got, (bool, np.bool_))
+
+
+def number_problem(got, want, quantity):
+    """None when `got` is the number `want`, else a sentence saying what it is."""
+    if not numeric(got):
+        return f"{quantity}: expected a number, got {describe(got)}"
+    if not agree(float(got), want):
+        return f"{quantity} is {number(got)}, expected {number(want)}"
+    return None
+
+
+def numbers_problem(got, want, quantity, names):
+    """None when the list `got` matches `want`; else which entry (named by `names`) is wrong."""
+    if not isinstance(got, list) or len(got) != len(want):
+        return f"{quantity}: expected {plural(len(want), 'number')}, got {describe(got)}"
+    for name, g in zip(names, got):
+        if not numeric(g):
+            return f"{quantity}: {name} is {describe(g)}, expected a number"
+    wrong = [i for i, (g, w) in enumerate(zip(got, want)) if not agree(float(g), w)]
+    if wrong:
+        i = wrong[0]
+        return (f"{quantity}: {len(wrong)} of {len(want)} {'is' if len(wrong) == 1 else 'are'} wrong; "
+                f"{names[i]} is {number(got[i])}, expected {number(want[i])}")
+    return None
+
+
+def first(*problems):
+    return next((p for p in problems if p), None)
+
+
+def signed(rng, low, high, sign):
+    return float(sign * rng.uniform(low, high))
+
+
+def either_sign(rng, low, high):
+    return signed(rng, low, high, rng.choice([-1.0, 1.0]))
+
+
+# ---------------------------------------------------------------- 1a, 1b, A: one node at a time
+def node_case(activity, title, expression, values, prior, upstream, parents):
+    """The node `expression` makes from leaves holding `values` (their .grad at `prior`), with its
+    backward rule run once at out.grad = `upstream`, against PyTorch on the same small graph.
+    `parents` names what the node's _prev must hold ("another node" for the constant leaf an
+    operator makes from a plain number)."""
+    tensors = {name: t64(v) for name, v in values.items()}
+    out = eval(expression, dict(TORCH), dict(tensors))
+    grads = torch.autograd.grad(out, list(tensors.values()), t64(upstream, grad=False))
+    data, wanted = out.item(), [prior + g.item() for g in grads]
+    known = list(values)
+    setting = (f"{title}: {expression} with " + ", ".join(f"{n} = {number(v)}" for n, v in values.items())
+               + f", {listing(f'{n}.grad' for n in known)} starting at {number(prior)}"
+               + f" and out.grad = {number(upstream)}")
+    needed = sorted(set(parents))
+    parents_text = listing(needed).replace("another node", "the constant made from the number")
+
+    def judge(answer):
+        if answer["kind"] == "input":
+            return f"{setting}: it returned one of its inputs; make a new Value"
+        if answer["kind"] != "Value":
+            return f"{setting}: expected a new Value, got a {answer['kind']}"
+        prev = answer["prev"]
+        held = sorted({known[i] if i >= 0 else "another node" for i in prev}) if isinstance(prev, list) else None
+        if held != needed:
+            what = (listing(held) or "nothing") if held is not None else f"a {prev}"
+            return (f"{setting}: the new node's _prev must hold its parents ({parents_text}); it holds "
+                    + what.replace("another node", "a node that is not one of them"))
+        return first(number_problem(answer["data"], data, f"{setting}: out.data"),
+                     *(number_problem(g, w, f"{setting}: {n}.grad after out._backward()")
+                       for n, g, w in zip(known, answer["grads"], wanted)),
+                     *(number_problem(g, values[n], f"{setting}: {n}.data (the inputs must not change)")
+                       for n, g in zip(known, answer["inputs_after"])))
+
+    args = {"expression": expression, "values": values, "prior": prior, "upstream": upstream}
+    return Case(activity, setting, "local", args, judge)
+
+
+# Shared by 1a, 1b and A. The parents' .grad either starts at 0 or already holds a gradient from
+# earlier (a rule that assigns instead of adding shows only then). The upstream gradient that
+# reaches the new node is positive or negative (a relu masked by its sign shows only then).
+PRIORS = {".grad starting at 0": False, ".grad already holding an earlier gradient": True}
+UPSTREAMS = {"a positive upstream gradient": 1.0, "a negative upstream gradient": -1.0}
+
+
+def prior_of(rng, holding):
+    return either_sign(rng, 0.2, 1.5) if holding else 0.0
+
+
+# 1a: add and multiply, called directly or, with a plain number, through the given operators.
+# The operands are two Values, one Value used twice (a + a, a * a: the two contributions must
+# add up), or a Value and a number on either side (the number becomes a constant leaf). Their
+# values are positive, of mixed signs, or include a zero (multiply's slopes vanish). Crossed in
+# full with the priors: 2 x 4 x 3 x 2 = 48 cases.
+OPERATIONS = {"add": "+", "multiply": "*"}
+OPERANDS = {"two different Values": "pair", "one Value used twice": "same",
+            "a Value and a number on its right": "right", "a number on the left of a Value": "left"}
+SIGNS = {"positive values": (1.0, 1.0), "values of mixed signs": (-1.0, 1.0), "a zero operand": (0.0, 1.0)}
+
+
+def cases_1a(rng):
+    cases = []
+    for (function, symbol), (operand_name, operands), (sign_name, signs), (prior_name, holding) in \
+            product(OPERATIONS.items(), OPERANDS.items(), SIGNS.items(), PRIORS.items()):
+        a, b = (signed(rng, 0.3, 2.5, s) if s else 0.0 for s in signs)
+        constant = number(either_sign(rng, 0.5, 3.0))
+        expression, values, parents = {
+            "pair": (f"{function}(a, b)", {"a": a, "b": b}, ["a", "b"]),
+            "same": (f"{function}(a, a)", {"a": a}, ["a"]),
+            "right": (f"a {symbol} {constant}", {"a": a}, ["a", "another node"]),
+            "left": (f"{constant} {symbol} a", {"a": a}, ["a", "another node"]),
+        }[operands]
+        title = f"{function} on {operand_name}, {sign_name}, {prior_name}"
+        cases.append(node_case("1a", title, expression, values, prior_of(rng, holding),
+                               either_sign(rng, 0.3, 2.0), parents))
+    return cases
+
+
+# 1b: power's exponent (negative, zero, fractional, square, cube) crossed with its base
+# (positive, negative, zero); a negative base with k = 0.5 (no real result) and a zero base
+# with k < 1 (an infinite or undefined derivative) are dropped: 11 pairs. exp, log, tanh and
+# relu each take their own input classes, the places where a wrong rule shows: exp at negative,
+# zero, positive and large inputs; log near 0, at 1 (where log is 0), between 0 and 1 and large;
+# tanh negative, at 0, positive and saturated (1 - t^2 tiny); relu negative, positive and at
+# its kink, +0.0 and -0.0 (both must pass nothing). Every input class is crossed with the priors
+# and the upstream signs: (11 + 4 x 4) x 2 x 2 = 108 cases.
+EXPONENTS = {"k = -1": -1, "k = 0": 0, "k = 0.5": 0.5, "k = 2": 2, "k = 3": 3}
+BASES = {"a positive base": 1.0, "a negative base": -1.0, "a zero base": 0.0}
+UNARY_INPUTS = {
+    "exp": {"a negative input": -1.3, "zero": 0.0, "a positive input": 0.7, "a large input": 6.0},
+    "log": {"an input near 0": 0.02, "one": 1.0, "an input between 0 and 1": 0.45, "a large input": 40.0},
+    "tanh": {"a negative input": -0.6, "zero": 0.0, "a positive input": 1.1, "a saturated input": 9.0},
+    "relu": {"a negative input": -0.8, "a positive input": 1.3, "exactly +0.0": 0.0, "exactly -0.0": -0.0},
+}
+
+
+def cases_1b(rng):
+    inputs = []
+    for (k_name, k), (base_name, sign) in product(EXPONENTS.items(), BASES.items()):
+        if (sign < 0 and k == 0.5) or (sign == 0 and k < 1):
+            continue
+        base = signed(rng, 0.4, 1.8, sign) if sign else 0.0
+        inputs.append((f"power with {k_name} and {base_name}", f"power(a, {k})", base))
+    for function, classes in UNARY_INPUTS.items():
+        for input_name, x in classes.items():
+            jitter = 1.0 + 0.1 * rng.uniform() if x not in (0.0, 1.0) else 1.0
+            inputs.append((f"{function} at {input_name}", f"{function}(a)", x * jitter))
+    cases = []
+    for (title, expression, x), (prior_name, holding), (upstream_name, sign) in \
+            product(inputs, PRIORS.items(), UPSTREAMS.items()):
+        cases.append(node_case("1b", f"{title}, {prior_name}, {upstream_name}", expression, {"a": x},
+                               prior_of(rng, holding), signed(rng, 0.3, 2.0, sign), ["a"]))
+    return cases
+
+
+# A: sigmoid at 0, at moderate inputs of both signs and far out on both tails (where
+# sigma(1 - sigma) is tiny and a sign error in the forward rule is glaring), crossed with the
+# priors and the upstream signs: 5 x 2 x 2 = 20 cases. Each must be one node with parent a.
+SIGMOID_INPUTS = {"zero": 0.0, "a positive input": 0.9, "a negative input": -1.6, "a large positive input": 14.0,
+                  "a large negative input": -14.0}
+
+
+def cases_A(rng):
+    cases = []
+    for (input_name, x), (prior_name, holding), (upstream_name, sign) in \
+            product(SIGMOID_INPUTS.items(), PRIORS.items(), UPSTREAMS.items()):
+        x = x * (1.0 + 0.1 * rng.uniform())
+        cases.append(node_case("A", f"sigmoid at {input_name}, {prior_name}, {upstream_name}", "sigmoid(a)",
+                               {"a": x}, prior_of(rng, holding), signed(rng, 0.3, 2.0, sign), ["a"]))
+    return cases
+
+
+# ---------------------------------------------------------------- 2: topological_order, backward
+# A graph grows from a leaf x (times a second leaf y, when there are two) through stages, each
+# present or not, and ends in a square, the root:
+#   a repeated operand  c * c, then c + 0.5 c written as one operation with c twice;
+#   a chain             1,500 operations in a row (a recursive topological_order must fail);
+#   fan-out             u = c feeds 3u and u^2, which are added (u's gradient has two sources);
+#   unequal paths       s = c reaches the output directly and through 0.5 s^2, the short path
+#                       listed first, so that an order of discovery fails.
+# The four stages, the leaves (one or two) and the leaves' prior .grad (0, or holding an earlier
+# gradient that backward must add to) are crossed in full: 16 x 2 x 2 = 64 graphs. Two graphs
+# the stages do not make come on top: a root that is a leaf itself, and twelve doublings n + n
+# (4,096 paths through 13 nodes, each backward rule to be run once).
+GRAPH_STAGES = {"a repeated operand": "repeated", "a chain of 1,500 operations": "chain", "fan-out": "fan-out",
+                "paths of unequal length": "unequal"}
+GRAPH_LEAVES = {"one leaf": 1, "two leaves": 2}
+GRAPH_PRIORS = {"leaves' .grad starting at 0": False, "leaves' .grad already holding an earlier gradient": True}
+EXTRA_GRAPHS = {"a root that is a leaf itself": [["leaf", 1.7]],
+                "twelve doublings n + n (4,096 paths, 13 nodes)":
+                    [["leaf", 0.9]] + [["weighted", [i, i], [1.0, 1.0]] for i in range(12)]}
+
+
+def graph_spec(rng, stages, leaves):
+    spec = [["leaf", either_sign(rng, 0.5, 1.2)]]
+
+    def add(*node):
+        spec.append(list(node))
+        return len(spec) - 1
+
+    current = 0
+    if leaves == 2:
+        spec.append(["leaf", either_sign(rng, 0.5, 1.2)])
+        current = add("product", [0, 1])
+    if "repeated" in stages:
+        current = add("product", [current, current])
+        current = add("weighted", [current, current], [1.0, 0.5])
+    if "chain" in stages:
+        for step in range(1500):
+            current = add("weighted", [current], [1.0 if step % 2 else -1.0])
+    if "fan-out" in stages:
+        tripled = add("weighted", [current], [3.0])
+        squared = add("square", [current])
+        current = add("weighted", [tripled, squared], [1.0, 1.0])
+    if "unequal" in stages:
+        squared = add("square", [current])
+        halved = add("weighted", [squared], [0.5])
+        current = add("weighted", [current, halved], [1.0, 1.0])
+    add("square", [current])
+    return spec
+
+
+def torch_graph(spec, prior):
+    """(every node's value, every node's .grad after backward from the last node) by PyTorch;
+    leaves add their gradient to `prior`, and the root's .grad is the seed, 1."""
+    nodes = []
+    for op, *operands in spec:
+        if op == "leaf":
+            nodes.append(t64(operands[0]))
+            continue
+        parents = [nodes[i] for i in operands[0]]
+        if op == "weighted":
+            terms = [w * p for w, p in zip(operands[1], parents)]
+            node = terms[0] if len(terms) == 1 else torch.stack(terms).sum()
+        elif op == "product":
+            node = parents[0] * parents[1]
+        else:
+            node = parents[0] ** 2
+        nodes.append(node)
+    grads = torch.autograd.grad(nodes[-1], nodes[:-1]) if len(nodes) > 1 else ()
+    grads = [g.item() + (prior if op == "leaf" else 0.0) for g, (op, *_) in zip(grads, spec)]
+    return [n.item() for n in nodes], grads + [1.0]
+
+
+def node_name(spec, i):
+    return f"leaf {i}" if spec[i][0] == "leaf" else f"node {i} (a {spec[i][0]})"
+
+
+def graph_case(title, spec, prior):
+    values, expected = torch_graph(spec, prior)
+    rules = sorted(i for i, node in enumerate(spec) if node[0] != "leaf")
+    parents = [node[1] if node[0] != "leaf" else [] for node in spec]
+    names = [node_name(spec, i) for i in range(len(spec))]
+    title = f"backward on {title}"
+
+    def judge(answer):
+        order = answer["order"]
+        if not isinstance(order, list):
+            return f"{title}: topological_order must return a list of nodes, got a {order}"
+        if -1 in order:
+            return f"{title}: topological_order listed something that is not a node of the graph"
+        if len(set(order)) != len(order):
+            return f"{title}: topological_order listed a node more than once"
+        if len(order) != len(spec):
+            return (f"{title}: topological_order listed {plural(len(order), 'node')}; the graph has "
+                    f"{len(spec)}, all reachable from the root")
+        place = {node: i for i, node in enumerate(order)}
+        for node in order:
+            late = [p for p in parents[node] if place[p] > place[node]]
+            if late:
+                return f"{title}: topological_order put {names[late[0]]} after {names[node]}, which uses it"
+        if order[-1] != len(spec) - 1:
+            return f"{title}: topological_order must end with the root"
+        problem = numbers_problem(answer["grads"], expected, f"{title}: .grad after backward", names)
+        if problem:
+            return problem
+        calls = answer["calls"]
+        if sorted(calls) != rules:
+            return (f"{title}: backward must run each node's backward rule exactly once "
+                    f"({plural(len(rules), 'rule')}), but it made {plural(len(calls), 'call')}")
+        return numbers_problem(answer["data_after"], values, f"{title}: .data after backward (it must not change)",
+                               names)
+
+    return Case("2", title, "graph_backward", {"spec": spec, "prior": prior}, judge)
+
+
+def cases_2(rng):
+    cases = []
+    presence = [dict(zip(GRAPH_STAGES, flags)) for flags in product((False, True), repeat=len(GRAPH_STAGES))]
+    for present, (leaves_name, leaves), (prior_name, holding) in \
+            product(presence, GRAPH_LEAVES.items(), GRAPH_PRIORS.items()):
+        stages = [name for name in GRAPH_STAGES if present[name]]
+        spec = graph_spec(rng, {GRAPH_STAGES[name] for name in stages}, leaves)
+        shape = f"a graph with {listing(stages)}" if stages else "a graph with no stage but the final square"
+        cases.append(graph_case(f"{shape}, {leaves_name}, {prior_name}", spec, prior_of(rng, holding)))
+    return cases + [graph_case(title, spec, 0.0) for title, spec in EXTRA_GRAPHS.items()]
+
+
+# ---------------------------------------------------------------- 3: logistic_loss, train_step
+# logistic_loss: one example or five; labels all +1, all -1 or mixed (one example with mixed
+# labels is dropped); scores small (|z| < 1) or large (|z| between 3 and 6, some of the wrong
+# sign, where a missing minus sign or a missing mean is plain). 2 x 3 x 2 - 2 = 10 cases.
+LOSS_EXAMPLES = {"one example": 1, "five examples": 5}
+LOSS_LABELS = {"labels all +1": "plus", "labels all -1": "minus", "mixed labels": "mixed"}
+LOSS_SCORES = {"small scores": (0.05, 1.0), "large scores": (3.0, 6.0)}
+
+
+def loss_case(scores, targets, title):
+    tz = t64(scores)
+    loss = torch.nn.functional.softplus(-t64(targets, grad=False) * tz).mean()
+    (grads,) = torch.autograd.grad(loss, (tz,))
+    expected, wanted = loss.item(), grads.tolist()
+    title = (f"logistic_loss on {title}, scores {[round(z, 3) for z in scores]}, "
+             f"labels {[int(t) for t in targets]}")
+
+    def judge(answer):
+        if answer["kind"] != "Value":
+            return f"{title}: expected the loss as a Value, got a {answer['kind']}"
+        return first(number_problem(answer["loss"], expected, f"{title}: the loss"),
+                     numbers_problem(answer["grads"], wanted, f"{title}: the scores' .grad after backward(loss)",
+                                     [f"score {i}" for i in range(len(scores))]))
+
+    return Case("3", title, "loss_of", {"scores": scores, "targets": np.array(targets)}, judge)
+
+
+# train_step: networks without a hidden layer, with one, or with two (relu between layers);
+# one example or six (drawn from make_moons with a seed the notebook does not use); one call,
+# or three calls in a row on the same model (a missing gradient reset shows from the second);
+# parameters whose .grad starts at 0 or stale, as a previous backward pass leaves it (a missing
+# reset shows at once); a small or a large learning rate. Crossed in full:
+# 3 x 2 x 2 x 2 x 2 = 48 cases. Biases start away from 0, so that a bias left out of the update
+# changes the loss.
+NETWORKS = {"an MLP [2, 1] (no hidden layer)": [2, 1], "an MLP [2, 4, 1]": [2, 4, 1],
+            "an MLP [2, 3, 3, 1]": [2, 3, 3, 1]}
+BATCHES = {"one example": 1, "six examples": 6}
+CALLS = {"one call": 1, "three calls in a row": 3}
+STALE = {"fresh .grad": 0.0, "a stale .grad left by an earlier backward": 0.75}
+RATES = {"learning rate 0.2": 0.2, "learning rate 1.5": 1.5}
+
+
+def parameter_names(sizes):
+    names = []
+    for layer, (n_in, n_out) in enumerate(zip(sizes[:-1], sizes[1:]), start=1):
+        for neuron in range(n_out):
+            names += [f"layer {layer}, neuron {neuron}, w{i}" for i in range(n_in)]
+            names.append(f"layer {layer}, neuron {neuron}, b")
+    return names
+
+
+def torch_history(sizes, weights, X, targets, lr, steps):
+    """[(loss, parameters after the step, gradients)] for `steps` steps of the same network,
+    written with F.linear and softplus to stay independent of the notebook's PyTorch copy."""
+    flat = t64(weights)
+    inputs, labels = t64(X, grad=False), t64(targets, grad=False)
+    history = []
+    for _ in range(steps):
+        h, at = inputs, 0
+        for layer, (n_in, n_out) in enumerate(zip(sizes[:-1], sizes[1:])):
+            block = flat[at:at + n_out * (n_in + 1)].reshape(n_out, n_in + 1)
+            at += n_out * (n_in + 1)
+            h = torch.nn.functional.linear(h, block[:, :-1], block[:, -1])
+            if layer < len(sizes) - 2:
+                h = torch.relu(h)
+        loss = torch.nn.functional.softplus(-labels * h[:, 0]).mean()
+        (grads,) = torch.autograd.grad(loss, (flat,))
+        flat = (flat - lr * grads).detach().requires_grad_()
+        history.append((loss.item(), flat.tolist(), grads.tolist()))
+    return history
+
+
+def train_case(sizes, weights, X, targets, lr, steps, stale, title):
+    expected = torch_history(sizes, weights, X, targets, lr, steps)
+    names = parameter_names(sizes)
+    title = f"train_step with {title}"
+
+    def judge(answer):
+        for call, (got, (loss, params, grads)) in enumerate(zip(answer, expected), start=1):
+            when = f"{title}, call {call} of {steps}"
+            if got["kind"] != "Value":
+                return f"{when}: expected the loss as a Value, got a {got['kind']}"
+            problem = first(number_problem(got["loss"], loss, f"{when}: the loss (before the update)"),
+                            numbers_problem(got["grads"], grads, f"{when}: the parameters' .grad after the call",
+                                            names),
+                            numbers_problem(got["params"], params, f"{when}: the parameters after the update", names))
+            if problem:
+                return problem
+        return None if len(answer) == steps else f"{title}: stopped after {plural(len(answer), 'call')}"
+
+    args = {"sizes": sizes, "weights": weights, "stale": stale, "X": X, "targets": targets, "lr": lr, "steps": steps}
+    return Case("3", title, "train_steps", args, judge)
+
+
+def cases_3(rng):
+    cases = []
+    for (examples_name, examples), (labels_name, labels), (scores_name, (low, high)) in \
+            product(LOSS_EXAMPLES.items(), LOSS_LABELS.items(), LOSS_SCORES.items()):
+        if examples == 1 and labels == "mixed":
+            continue
+        targets = {"plus": [1.0] * examples, "minus": [-1.0] * examples,
+                   "mixed": [1.0, -1.0, -1.0, 1.0, -1.0][:examples]}[labels]
+        scores = [either_sign(rng, low, high) for _ in range(examples)]
+        cases.append(loss_case(scores, targets, f"{examples_name}, {labels_name}, {scores_name}"))
+    points, classes = make_moons(n_samples=60, noise=0.1, random_state=11)
+    for (net_name, sizes), (batch_name, batch), (calls_name, steps), (stale_name, stale), (rate_name, lr) in \
+            product(NETWORKS.items(), BATCHES.items(), CALLS.items(), STALE.items(), RATES.items()):
+        rows = rng.choice(len(points), size=batch, replace=False)
+        weights = []
+        for n_in, n_out in zip(sizes[:-1], sizes[1:]):
+            for _ in range(n_out):
+                weights += [float(w) for w in rng.normal(0, np.sqrt(2 / n_in), size=n_in)]
+                weights.append(float(rng.normal(0, 0.3)))
+        title = f"{net_name}, {batch_name}, {calls_name}, {stale_name}, {rate_name}"
+        cases.append(train_case(sizes, weights, points[rows], 2.0 * classes[rows] - 1.0, lr, steps, stale, title))
+    return cases
+
+
+# ---------------------------------------------------------------- B: dual numbers
+# dual_add and dual_mul on two Duals, on one Dual twice, and with a number on either side (a
+# constant, derivative 0); the derivatives carried are: the first operand seeded with 1 and the
+# second constant, both carrying arbitrary derivatives, or none (der 0 everywhere). Crossed in
+# full: 2 x 4 x 3 = 24 cases. dual_sin and dual_exp at negative, zero and positive inputs,
+# with derivative 1, 0 or arbitrary: 2 x 3 x 3 = 18 cases. Then whole expressions through the
+# given operators, at a negative, a zero and a positive point, seeded with 1: 3 x 3 = 9 cases.
+# The expected values come from PyTorch's own forward mode, torch.autograd.forward_ad.
+DUAL_BINARY = {"dual_add": ("+", torch.add), "dual_mul": ("*", torch.mul)}
+DUAL_OPERANDS = {"two Duals": "pair", "one Dual used twice": "same", "a Dual and a number on its right": "right",
+                 "a number on the left of a Dual": "left"}
+DUAL_DERIVATIVES = {"the first seeded with 1, the second constant": "seeded", "arbitrary derivatives": "arbitrary",
+                    "no derivative (der 0)": "none"}
+DUAL_UNARY = {"dual_sin": torch.sin, "dual_exp": torch.exp}
+DUAL_POINTS = {"a negative input": -1.0, "zero": 0.0, "a positive input": 1.0}
+UNARY_DERIVATIVES = {"derivative 1": "one", "derivative 0": "none", "an arbitrary derivative": "arbitrary"}
+DUAL_EXPRESSIONS = {
+    "sin(x) e^x + x^2": ("x.sin() * x.exp() + x * x", lambda x: torch.sin(x) * torch.exp(x) + x * x),
+    "3 x e^x + 2": ("3.0 * x * x.exp() + 2.0", lambda x: 3.0 * x * torch.exp(x) + 2.0),
+    "sin(x^2) + e^(sin x)": ("(x * x).sin() + x.sin().exp()", lambda x: torch.sin(x * x) + torch.exp(torch.sin(x))),
+}
+
+
+def dual_case(title, expression, values, torch_expression):
+    with forward_ad.dual_level():
+        duals = [forward_ad.make_dual(t64(v, grad=False), t64(d, grad=False)) for v, d in values.values()]
+        value, derivative = (t.item() for t in forward_ad.unpack_dual(torch_expression(*duals))[:2])
+    setting = (f"{title}: {expression} with "
+               + ", ".join(f"{n} = Dual({number(v)}, {number(d)})" for n, (v, d) in values.items()))
+
+    def judge(answer):
+        if answer["kind"] != "Dual":
+            return f"{setting}: expected a new Dual, got a {answer['kind']}"
+        return first(number_problem(answer["val"], value, f"{setting}: val"),
+                     number_problem(answer["der"], derivative, f"{setting}: der"),
+                     *(numbers_problem(after, list(values[n]), f"{setting}: {n} (the inputs must not change)",
+                                       ["val", "der"]) for n, after in zip(values, answer["inputs_after"])))
+
+    return Case("B", setting, "dual", {"expression": expression, "values": {n: list(p) for n, p in values.items()}},
+                judge)
+
+
+def cases_B(rng):
+    cases = []
+    for (function, (symbol, operation)), (operand_name, operands), (der_name, ders) in \
+            product(DUAL_BINARY.items(), DUAL_OPERANDS.items(), DUAL_DERIVATIVES.items()):
+        a, b = either_sign(rng, 0.3, 2.0), either_sign(rng, 0.3, 2.0)
+        da, db = {"seeded": (1.0, 0.0), "none": (0.0, 0.0),
+                  "arbitrary": (either_sign(rng, 0.3, 2.0), either_sign(rng, 0.3, 2.0))}[ders]
+        constant = number(either_sign(rng, 0.5, 3.0))
+        expression, values, torch_expression = {
+            "pair": (f"{function}(a, b)", {"a": (a, da), "b": (b, db)}, operation),
+            "same": (f"{function}(a, a)", {"a": (a, da)}, lambda x, op=operation: op(x, x)),
+            "right": (f"a {symbol} {constant}", {"a": (a, da)},
+                      lambda x, op=operation, c=float(constant): op(x, c)),
+            "left": (f"{constant} {symbol} a", {"a": (a, da)}, lambda x, op=operation, c=float(constant): op(c, x)),
+        }[operands]
+        cases.append(dual_case(f"{function} on {operand_name}, {der_name}", expression, values, torch_expression))
+    for (function, operation), (point_name, point), (der_name, ders) in \
+            product(DUAL_UNARY.items(), DUAL_POINTS.items(), UNARY_DERIVATIVES.items()):
+        x = point * (1.0 + 0.5 * rng.uniform())
+        der = {"one": 1.0, "none": 0.0, "arbitrary": either_sign(rng, 0.3, 2.0)}[ders]
+        cases.append(dual_case(f"{function} at {point_name}, {der_name}", f"{function}(a)", {"a": (x, der)},
+                               operation))
+    for (name, (expression, torch_expression)), (point_name, point) in \
+            product(DUAL_EXPRESSIONS.items(), DUAL_POINTS.items()):
+        x = point * (0.5 + rng.uniform())
+        cases.append(dual_case(f"d/dx of {name} at {point_name}", expression, {"x": (x, 1.0)}, torch_expression))
+    return cases
+
+
+# ---------------------------------------------------------------- C: a custom PyTorch ReLU
+# The input is a 0-d tensor, a vector or a matrix; it holds an entry at exactly +0.0, at -0.0
+# (equal to 0, sign bit set), or none at 0; every tensor of two or more entries has both signs.
+# The upstream gradient is positive everywhere or has negative entries (a mask taken from the
+# gradient instead of x shows only then). Crossed in full: 3 x 3 x 2 = 18 cases. Then gradcheck
+# once per shape, on inputs away from 0: 3 cases.
+RELU_SHAPES = {"a 0-d tensor": (), "a vector": (5,), "a matrix": (2, 3)}
+RELU_ZEROS = {"an entry at +0.0": 0.0, "an entry at -0.0": -0.0, "no entry at 0": None}
+RELU_UPSTREAMS = {"a positive upstream gradient": "positive", "an upstream gradient with negative entries": "mixed"}
+
+
+def mixed_signs(rng, shape):
+    x = rng.normal(size=shape)
+    if x.size >= 2:
+        x.flat[0], x.flat[1] = abs(x.flat[0]) + 0.1, -abs(x.flat[1]) - 0.1
+    return x
+
+
+def array_problem(got, want, quantity):
+    want = np.asarray(want, dtype=np.float64)
+    if not isinstance(got, np.ndarray) or got.dtype.kind not in "biuf":
+        return f"{quantity}: expected a tensor of numbers, got {describe(got)}"
+    if tuple(got.shape) != want.shape:
+        return f"{quantity}: shape {got.shape}, expected {want.shape}"
+    wrong = ~agree(got.astype(np.float64), want)
+    if wrong.any():
+        i = int(np.argmax(wrong.ravel()))  # the first wrong entry
+        where = f" at {tuple(int(j) for j in np.unravel_index(i, want.shape))}" if want.ndim else ""
+        count = int(wrong.sum())
+        return (f"{quantity}: {count} of {plural(want.size, 'entry', 'entries')} {'is' if count == 1 else 'are'} "
+                f"wrong; got {number(got.flat[i])}{where}, expected {number(want.flat[i])}")
+    return None
+
+
+def relu_case(x, upstream, title):
+    tx = t64(x)
+    out = torch.relu(tx)
+    (grad,) = torch.autograd.grad(out, (tx,), t64(upstream, grad=False))
+    expected_out, expected_grad = out.detach().numpy(), grad.numpy()
+    title = f"MyReLU on {title}, x = {np.round(x, 3).tolist()}"
+
+    def judge(answer):
+        if answer["kind"] != "Tensor":
+            return f"{title}: MyReLU.apply must return a tensor, got a {answer['kind']}"
+        return first(array_problem(answer["out"], expected_out, f"{title}: the output"),
+                     array_problem(answer["grad"], expected_grad, f"{title}: the input's gradient from relu_backward"),
+                     array_problem(answer["x_after"], x,
+                                   f"{title}: x after the call (relu_forward must not change it)"))
+
+    return Case("C", title, "custom_relu", {"x": x, "upstream": upstream}, judge)
+
+
+def gradcheck_case(x, shape_name):
+    title = f"torch.autograd.gradcheck of MyReLU on {shape_name} away from 0"
+
+    def judge(answer):
+        if answer is True:
+            return None
+        return f"{title}: gradcheck failed (your backward rule disagrees with finite differences of your forward rule)"
+
+    return Case("C", title, "custom_relu_gradcheck", {"x": x}, judge)
+
+
+def cases_C(rng):
+    cases = []
+    for (shape_name, shape), (zero_name, zero), (upstream_name, kind) in \
+            product(RELU_SHAPES.items(), RELU_ZEROS.items(), RELU_UPSTREAMS.items()):
+        x = mixed_signs(rng, shape)
+        if zero is not None:
+            x.flat[-1] = zero
+        if kind == "positive":
+            upstream = rng.uniform(0.5, 2.0, size=shape)
+        else:
+            upstream = -mixed_signs(rng, shape) if shape else -rng.uniform(0.5, 2.0, size=shape)
+        cases.append(relu_case(x, upstream, f"{shape_name}, {zero_name}, {upstream_name}"))
+    for shape_name, shape in RELU_SHAPES.items():
+        x = mixed_signs(rng, shape)
+        cases.append(gradcheck_case(np.where(np.abs(x) < 0.2, 0.5, x), shape_name))
+    return cases
+
+
+@cache
+def cases():
+    """Every hidden check, by activity. Deterministic: the same inputs on every run."""
+    rng = np.random.default_rng(20261207)
+    return {"1a": cases_1a(rng), "1b": cases_1b(rng), "2": cases_2(rng), "3": cases_3(rng),
+            "A": cases_A(rng), "B": cases_B(rng), "C": cases_C(rng)}
