@@ -7,7 +7,7 @@ SETUP := $(VENV)/.installed
 SUBMITTED ?= submitted
 GRADED ?= graded
 
-.PHONY: release test test-fast instructor grade new-lab
+.PHONY: release test test-fast instructor grade new-lab dask-scheduler dask-worker
 
 $(SETUP): requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -42,3 +42,14 @@ grade: $(SETUP)
 new-lab: $(SETUP)
 	@test -n "$(NAME)" || { echo "usage: make new-lab NAME=<lab>  (a lower-case Python identifier, e.g. pt04_jacobians)" >&2; exit 2; }
 	$(PY) -m course.new_lab "$(NAME)"
+
+# A Dask cluster for `python -m autograder grade ... --scheduler tcp://HOST:8786` (see the README):
+# `make dask-scheduler` on one machine, `make dask-worker SCHEDULER=tcp://HOST:8786` on each grading node.
+# Grading bounds each submission's memory itself; Dask's watch would see only the worker process.
+THREADS ?= $(shell nproc 2>/dev/null || echo 1)
+dask-scheduler: $(SETUP)
+	$(PY) -m distributed.cli.dask_scheduler --port 8786
+
+dask-worker: $(SETUP)
+	@test -n "$(SCHEDULER)" || { echo "usage: make dask-worker SCHEDULER=tcp://HOST:8786 [THREADS=N]" >&2; exit 2; }
+	PYTHONPATH="$(CURDIR)" $(PY) -m distributed.cli.dask_worker "$(SCHEDULER)" --nthreads $(THREADS) --memory-limit 0

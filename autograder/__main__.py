@@ -1,11 +1,13 @@
-"""python -m autograder grade PATH... --out DIR [--jobs N] [--db URL] [limits]
+"""python -m autograder grade PATH... --out DIR [--jobs N | --scheduler ADDRESS] [--db URL] [--regrade] [limits]
 
 Grades submitted notebooks (files, or folders searched for *.ipynb) and writes, in DIR:
 <name>.json (Gradescope results schema plus `status`), <name>.html (feedback), grades.csv,
 and the grades in nbgrader's gradebook (default sqlite:///DIR/gradebook.db) with the
 autograded notebooks nbgrader's generate_feedback reads. <name> is the student id of
 nbgrader's submitted/<student>/<lab>/ layout, else the file's stem. Exits 0 once every
-submission has a result, whatever the scores.
+submission has a result, whatever the scores. A run grades only the submissions without a
+current result in DIR (same notebook, grader and lab), so an interrupted batch goes on where it
+stopped; --regrade grades them all.
 """
 import argparse
 import os
@@ -22,7 +24,12 @@ def main(argv=None):
     grading = commands.add_parser("grade", help="grade submissions")
     grading.add_argument("paths", nargs="+", metavar="PATH", help="notebooks, or folders holding them")
     grading.add_argument("--out", required=True, metavar="DIR", help="where the results go")
-    grading.add_argument("--db", metavar="URL", help="nbgrader gradebook (default sqlite:///DIR/gradebook.db)")
+    grading.add_argument("--db", metavar="URL", help="nbgrader gradebook (default sqlite:///DIR/gradebook.db; "
+                                                     "postgresql://USER:PASSWORD@HOST:PORT/DATABASE works too)")
+    grading.add_argument("--scheduler", metavar="ADDRESS",
+                         help="grade on this Dask cluster (tcp://HOST:8786) instead of the local pool; --jobs is unused")
+    grading.add_argument("--regrade", action="store_true",
+                         help="grade every submission again, even those with a current result in DIR")
     catalogue = commands.add_parser("mistakes", help="run a lab's catalogue of wrong answers through the checks")
     catalogue.add_argument("--lab", action="append", help="a lab to run (repeatable; default: every lab)")
     for command in (grading, catalogue):
@@ -40,7 +47,9 @@ def main(argv=None):
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")
     # The zygote imports PyTorch and the rest while this process imports the grader: start it first.
-    pool = None if args.no_pool or args.sandbox == "none" else Pool.launch(lab_imports())
+    # On a Dask cluster each worker has its own, and this process grades nothing itself.
+    local = not getattr(args, "scheduler", None)
+    pool = None if args.no_pool or args.sandbox == "none" or not local else Pool.launch(lab_imports())
     # jsonschema (under nbformat) imports rfc3987_syntax where it is installed, and that builds a
     # grammar for seconds; notebooks never need its IRI formats, so the grader goes without.
     sys.modules.setdefault("rfc3987_syntax", None)

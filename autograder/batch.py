@@ -39,7 +39,12 @@ def grade_all(named_paths, options, jobs, on_result):
         gradable_labs()  # checks every lab and computes PyTorch's answers once, while the zygote imports
         with ThreadPoolExecutor(max_workers=jobs) as threads:
             pending = {threads.submit(safe_grade, path, options): name for name, path in named_paths}
-            for future in as_completed(pending):
-                result, answers = future.result()
-                result["extra_data"]["submission"] = pending[future]
-                on_result(pending[future], result, answers)
+            try:
+                for future in as_completed(pending):
+                    result, answers = future.result()
+                    result["extra_data"]["submission"] = pending[future]
+                    on_result(pending[future], result, answers)
+            except KeyboardInterrupt:  # Ctrl-C: start nothing new; what has no result yet is graded next run
+                for future in pending:
+                    future.cancel()
+                raise

@@ -10,6 +10,7 @@ from autograder.grade import Options
 from autograder.gradebook import GradebookWriter
 from autograder.labs import course_labs, gradable_labs
 from autograder.report import write_csv, write_html, write_json
+from autograder.results_store import plan, provenance
 from autograder.sandbox import Limits, choose_sandbox
 from autograder.submission import student_name
 
@@ -51,9 +52,12 @@ class Progress:
             sys.stderr.flush()
 
 
+def grading_limits(args):
+    return Limits(cell_seconds=args.cell_timeout, submission_seconds=args.timeout, memory_bytes=args.memory << 20)
+
+
 def grading_options(args, pool):
-    limits = Limits(cell_seconds=args.cell_timeout, submission_seconds=args.timeout, memory_bytes=args.memory << 20)
-    return replace(Options(limits, choose_sandbox(args.sandbox), warm=not args.no_pool), pool=pool)
+    return replace(Options(grading_limits(args), choose_sandbox(args.sandbox), warm=not args.no_pool), pool=pool)
 
 
 def command_mistakes(args, pool):
@@ -69,38 +73,75 @@ def command_grade(args, pool):
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     paths = find_notebooks(args.paths)
-    names = unique_names(paths)
-    options = grading_options(args, pool)
-    gradebook = GradebookWriter(args.db or f"sqlite:///{(out / 'gradebook.db').resolve()}", out)
-    gradebook.prepare(sorted(course_labs()))
-    results, progress, gradebook_failures = [], Progress(len(paths)), []
+    named = list(zip(unique_names(paths), paths))
+    client = None
+    if args.scheduler:  # before anything else, so that an unreachable scheduler is said at once
+        from autograder.distributed import connect
 
+        client = connect(args.scheduler)
+    gradebook = GradebookWriter(args.db or f"sqlite:///{(out / 'gradebook.db').resolve()}", out)
+    try:
+        gradebook.prepare(sorted(course_labs()))
+        todo, kept = plan(named, out, args.regrade)
+        return grade_and_write(args, pool, client, out, gradebook, todo, kept)
+    except KeyboardInterrupt:
+        print(f"autograder: interrupted; every result written so far is kept in {out}: run the same command "
+              "again to grade the rest", file=sys.stderr)
+        return 130
+    finally:
+        gradebook.close()
+        if client is not None:
+            client.close()
+
+
+def grade_and_write(args, pool, client, out, gradebook, todo, kept):
+    """Grade `todo`, writing each result as it comes (feedback, gradebook, then the JSON, which
+    marks it done), then the CSV over `kept` and the new results."""
+    digests = {name: digest for name, _, digest in todo}
+    results, progress, problems = {name: result for name, _, result in kept}, Progress(len(todo)), []
     writing = 0.0
 
     def keep(name, result, answers):
         nonlocal writing
         started = time.monotonic()
-        write_json(out, name, result)
+        result["extra_data"].update(provenance(result, digests[name]))
         lab = result["extra_data"]["lab"]
         write_html(out, name, result, course_labs()[lab].title if lab else "Submission")
         try:
             gradebook.record(name, result, answers)
-        except Exception as error:  # the JSON is written; keep grading, report at the end
-            gradebook_failures.append(f"{name}: {type(error).__name__}: {error}")
-        results.append((name, result))
+        except Exception as error:  # the JSON is still written; a later run records it (catch_up)
+            problems.append(f"not recorded in the gradebook: {name}: {type(error).__name__}: {error}")
+        write_json(out, name, result)
+        results[name] = result
         writing += time.monotonic() - started
         progress.step(name, result)
 
-    grade_all(list(zip(names, paths)), options, args.jobs, keep)
-    write_csv(out, results)
-    graded = sum(result["status"] == "graded" for _, result in results)
+    named_paths = [(name, path) for name, path, _ in todo]
+    if client is not None and todo:
+        from autograder.distributed import Settings, grade_on_cluster
+
+        settings = Settings(grading_limits(args), args.sandbox, not args.no_pool)  # each node resolves the sandbox
+        problems += [f"no result, run again: {failure}" for failure in grade_on_cluster(client, named_paths, settings,
+                                                                                          keep)]
+    elif todo:
+        grade_all(named_paths, grading_options(args, pool), args.jobs, keep)
+    try:
+        recorded = gradebook.catch_up(kept)
+    except Exception as error:  # their JSONs stand; the next run tries again
+        problems.append(f"earlier results not recorded in the gradebook: {type(error).__name__}: {error}")
+        recorded = 0
+    write_csv(out, list(results.items()))
+    graded = sum(result["status"] == "graded" for result in results.values())
     print(f"graded {graded} of {len(results)} submissions; results in {out}")
+    if kept:
+        print(f"{len(kept)} already had a current result and were not graded again (--regrade grades them all)"
+              + (f"; {recorded} of them recorded in the gradebook now" if recorded else ""))
     phases = {}
-    for _, result in results:
-        for phase, seconds in result["extra_data"].get("phases", {}).items():
+    for name in digests:
+        for phase, seconds in results.get(name, {}).get("extra_data", {}).get("phases", {}).items():
             phases[phase] = phases.get(phase, 0.0) + seconds
     phases["write"] = writing
     print("time by phase, summed over submissions: " + ", ".join(f"{k} {v:.1f} s" for k, v in phases.items()))
-    for failure in gradebook_failures:
-        print(f"autograder: not recorded in the gradebook: {failure}", file=sys.stderr)
-    return 1 if gradebook_failures else 0
+    for problem in problems:
+        print(f"autograder: {problem}", file=sys.stderr)
+    return 1 if problems else 0

@@ -1,18 +1,16 @@
-"""Write what grading found: one JSON and one HTML page per submission, and grades.csv."""
+"""Write what grading found: one JSON and one HTML page per submission, and grades.csv, each
+file whole or not at all."""
 import csv
 import html
+import io
 import json
-import os
 from pathlib import Path
+
+from autograder.results_store import atomic_write
 
 
 def write_json(out, name, result):
-    """Write atomically, so an interrupted batch never leaves half a result behind."""
-    path = Path(out) / f"{name}.json"
-    partial = path.with_suffix(".json.partial")
-    partial.write_text(json.dumps(result, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(partial, path)
-    return path
+    return atomic_write(Path(out) / f"{name}.json", json.dumps(result, indent=2, sort_keys=True) + "\n")
 
 
 def write_csv(out, named_results):
@@ -21,17 +19,16 @@ def write_csv(out, named_results):
         for test in result["tests"]:
             if test["name"] not in activities:
                 activities.append(test["name"])
-    path = Path(out) / "grades.csv"
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        # score is the required points only; bonus points have their own column.
-        writer.writerow(["submission", "lab", "status", "score", "max_score", "bonus", *activities])
-        for name, result in sorted(named_results):
-            scores = {test["name"]: test["score"] for test in result["tests"]}
-            extra = result["extra_data"]
-            writer.writerow([name, extra["lab"] or "", result["status"], extra.get("required", 0),
-                             result["max_score"], extra.get("bonus", 0), *(scores.get(a, "") for a in activities)])
-    return path
+    handle = io.StringIO(newline="")
+    writer = csv.writer(handle)
+    # score is the required points only; bonus points have their own column.
+    writer.writerow(["submission", "lab", "status", "score", "max_score", "bonus", *activities])
+    for name, result in sorted(named_results):
+        scores = {test["name"]: test["score"] for test in result["tests"]}
+        extra = result["extra_data"]
+        writer.writerow([name, extra["lab"] or "", result["status"], extra.get("required", 0),
+                         result["max_score"], extra.get("bonus", 0), *(scores.get(a, "") for a in activities)])
+    return atomic_write(Path(out) / "grades.csv", handle.getvalue())
 
 
 PAGE = """<!DOCTYPE html>
@@ -68,6 +65,4 @@ def write_html(out, name, result, title):
                        status=html.escape(result["status"]),
                        summary=f"<pre>{html.escape(result['output'])}</pre>" if result["output"] else "",
                        rows="\n".join(rows))
-    path = Path(out) / f"{name}.html"
-    path.write_text(page, encoding="utf-8")
-    return path
+    return atomic_write(Path(out) / f"{name}.html", page)

@@ -1,14 +1,17 @@
 """Fixtures over every lab found in source/: a test that takes `lab` runs once per lab, with
-the lab's name in its id (so `pytest -k <lab>` runs everything about one lab)."""
+the lab's name in its id (so `pytest -k <lab>` runs everything about one lab). The scaling tests
+share one class and its grading in one uninterrupted run."""
 import subprocess
 import sys
 
 import pytest
 
 from build_student import build
-from tests.helpers import LABS
+from tests.helpers import LABS, ROOT, grade_command, lab_notebook, read
+from tests.submissions import save_class, variants
 
 CATCH_RATES = []  # (lab, visible caught, grader caught, mistakes), reported after the run
+CLASS_SIZE = 20
 
 
 @pytest.fixture(scope="session", params=LABS, ids=[lab.name for lab in LABS])
@@ -41,6 +44,27 @@ def cpu_hogs():
     for process in hogs:
         process.kill()
         process.wait()
+
+
+@pytest.fixture(scope="session")
+def a_class(tmp_path_factory, release_dir, solved_dir):
+    """The submitted/ folder of a class of CLASS_SIZE students of the first lab, copies of a few
+    variants. How a batch is run, resumed or recorded does not depend on the lab, and one lab
+    keeps the scaling tests to minutes."""
+    first = LABS[0]
+    kinds = variants(first, read(lab_notebook(solved_dir, first)), read(lab_notebook(release_dir, first)))
+    return save_class(tmp_path_factory.mktemp("class"), first, kinds, CLASS_SIZE)
+
+
+@pytest.fixture(scope="session")
+def uninterrupted(a_class, tmp_path_factory):
+    """The results folder of the class graded in one run with --jobs 1: what every other way of
+    grading it must give."""
+    out = tmp_path_factory.mktemp("uninterrupted")
+    run = subprocess.run(grade_command(a_class, "--out", out, "--jobs", "1"), cwd=ROOT, capture_output=True,
+                         text=True, timeout=1800)
+    assert run.returncode == 0, run.stdout + run.stderr
+    return out
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -1,7 +1,11 @@
-"""What the tests share: the repository root, every lab of source/, and notebook helpers."""
+"""What the tests share: the repository root, every lab of source/, notebook helpers, the
+instructor notebooks executed once, and running the grader and nbgrader."""
+import csv
 import functools
 import importlib
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
@@ -44,3 +48,37 @@ def instructor_run(lab):
         probe = None
     notebook, printed = run(lab, probe)
     return notebook, None if probe is None else json.loads(printed)
+
+
+def grade_command(*args):
+    """`python -m autograder grade ARGS...`, to run from the repository root."""
+    return [sys.executable, "-m", "autograder", "grade", *map(str, args)]
+
+
+def results_in(out):
+    """{submission name: result} of the JSON results in `out`."""
+    return {path.stem: json.loads(path.read_text()) for path in Path(out).glob("*.json")}
+
+
+def comparable(result):
+    """A result without what differs from run to run: where the file was and how long it took."""
+    result = json.loads(json.dumps(result))
+    result.pop("execution_time")
+    for key in ("path", "phases"):
+        result["extra_data"].pop(key, None)
+    return result
+
+
+def nbgrader(*args, cwd):
+    command = [str(ROOT / ".venv/bin/nbgrader") if (ROOT / ".venv/bin/nbgrader").exists() else "nbgrader", *args]
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=600)
+
+
+def nbgrader_export(out, db_url, folder):
+    """The gradebook at `db_url` (results in `out`) as `nbgrader export` writes it: its rows, sorted."""
+    target = Path(folder) / f"export-{len(list(Path(folder).glob('export-*.csv')))}.csv"
+    run = nbgrader("export", f"--CourseDirectory.root={out}", f"--CourseDirectory.db_url={db_url}", f"--to={target}",
+                   cwd=folder)
+    assert run.returncode == 0, run.stderr
+    with target.open(newline="") as handle:
+        return sorted(csv.DictReader(handle), key=lambda row: (row["assignment"], row["student_id"]))

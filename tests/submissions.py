@@ -1,7 +1,10 @@
-"""Submissions made for the tests: the solved notebook with one thing changed."""
+"""Submissions made for the tests: the solved notebook with one thing changed, and classes of them."""
 import copy
 
 import nbformat
+
+from autograder.catalogue import patched
+from autograder.labs import grading_for
 
 
 def answer_cell(notebook, activity):
@@ -27,3 +30,28 @@ def save(notebook, folder, name):
     path = folder / f"{name}.ipynb"
     nbformat.write(notebook, path)
     return path
+
+
+def variants(lab, solved, blank):
+    """A handful of submissions of `lab` that grade differently: (name, notebook, or None for a
+    file that is not a notebook at all)."""
+    last = list(lab.activities)[-1]
+    mistake = grading_for(lab.name).mistakes[0]
+    wrong = patched(lab.activities[mistake.activity].reference.source, mistake.code)
+    return [("solved", solved), ("blank", blank),
+            (f"missing-{last}", with_answer(solved, last, answer_cell(blank, last).source)),
+            (f"wrong-{mistake.activity}", with_answer(solved, mistake.activity, wrong)), ("not-a-notebook", None)]
+
+
+def save_class(folder, lab, kinds, count):
+    """`count` students in nbgrader's submitted/<student>/<lab>/ layout under `folder`, each
+    handing in the next of `kinds` in turn; returns the submitted/ folder."""
+    for number in range(count):
+        target = folder / "submitted" / f"student-{number:02d}" / lab.name
+        target.mkdir(parents=True, exist_ok=True)
+        _, notebook = kinds[number % len(kinds)]
+        if notebook is None:
+            (target / f"{lab.name}.ipynb").write_text("this is not a notebook")
+        else:
+            save(notebook, target, lab.name)
+    return folder / "submitted"

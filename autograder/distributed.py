@@ -1,0 +1,136 @@
+"""Grade on an existing Dask cluster (`grade --scheduler tcp://HOST:8786`): one task per submission.
+
+The client (the `grade` command) reads each notebook and sends its bytes with the task, so the
+grading nodes share no file system with it; they need the same checkout of the course and its
+environment (see the README). A task grades one submission in the node's sandbox, forking the
+worker from a zygote that the Dask worker process starts once and keeps, and returns the result.
+Only the client writes results, the CSV and the gradebook. The scheduler runs a task again
+elsewhere when its worker is lost; a task that still fails leaves its submission without a
+result, for the next run to grade.
+"""
+import tempfile
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from autograder.batch import safe_grade
+from autograder.grade import Options
+from autograder.results_store import grader_version, lab_version
+from autograder.sandbox import Limits, Pool, choose_sandbox
+from autograder.submission import MAX_BYTES
+from autograder.warm import lab_imports
+
+QUEUED_PER_THREAD = 2  # tasks handed out per worker thread: workers never wait, few notebooks sit in memory
+THREADS_SECONDS = 5  # how often the client asks how many worker threads there are now
+WAIT_FOR_WORKERS = 120  # seconds a cluster without workers gets before the command gives up
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a node needs to grade as the client was asked to: the limits, and the sandbox mode,
+    which each node resolves against what it has."""
+    limits: Limits
+    sandbox: str  # auto, bwrap or none
+    warm: bool
+
+
+_node_lock = threading.Lock()
+_node_options = {}
+
+
+def node_options(settings):
+    """This Dask worker's grading options. Its zygote starts with the first task and lives as
+    long as the worker process: it ends by itself when its control socket closes."""
+    with _node_lock:
+        if settings not in _node_options:
+            try:
+                sandboxed = choose_sandbox(settings.sandbox)
+            except SystemExit as refusal:  # --sandbox bwrap on a node without bubblewrap
+                raise RuntimeError(str(refusal)) from None
+            pool = Pool.launch(lab_imports()) if settings.warm and sandboxed else None
+            _node_options[settings] = Options(settings.limits, sandboxed, settings.warm, pool)
+        return _node_options[settings]
+
+
+def grade_task(filename, data, settings):
+    """Runs on a Dask worker: (result, answers, versions) for one notebook given as bytes."""
+    from distributed import get_worker
+
+    with tempfile.TemporaryDirectory(prefix="submission-") as folder:
+        path = Path(folder) / filename
+        path.write_bytes(data)
+        result, answers = safe_grade(path, node_options(settings))
+    versions = {"grader": grader_version(), "lab": lab_version(result["extra_data"]["lab"]),
+                "worker": get_worker().address}
+    return result, answers, versions
+
+
+def connect(address):
+    """A client of the scheduler at `address` with a worker to talk to, or a clear refusal."""
+    from distributed import Client
+
+    try:
+        client = Client(address, set_as_default=False)
+    except (OSError, ValueError, TypeError) as error:
+        raise SystemExit(f"autograder: cannot reach the Dask scheduler at {address}: {error}") from None
+    try:
+        client.wait_for_workers(1, timeout=WAIT_FOR_WORKERS)
+    except TimeoutError:
+        client.close()
+        raise SystemExit(f"autograder: the Dask scheduler at {address} has no workers after {WAIT_FOR_WORKERS} s; "
+                         f"start them on the grading nodes with `dask worker {address}` (see the README)") from None
+    return client
+
+
+def readable(path):
+    """The notebook's bytes if they are worth sending to a node; else None."""
+    try:
+        return path.read_bytes() if path.stat().st_size <= MAX_BYTES else None
+    except OSError:
+        return None
+
+
+def grade_on_cluster(client, named_paths, settings, on_result):
+    """Grade (name, path) pairs on the cluster and call on_result(name, result, answers) here as
+    each one finishes. Returns the messages of the submissions left without a result."""
+    from distributed import as_completed
+
+    queue, sent, running, failures = list(reversed(named_paths)), {}, as_completed(loop=client.loop), []
+    threads = {"count": 1, "asked": -THREADS_SECONDS}
+
+    def hand_out():
+        if time.monotonic() - threads["asked"] >= THREADS_SECONDS:  # workers come and go
+            threads.update(count=max(sum(client.nthreads().values()), 1), asked=time.monotonic())
+        while queue and len(sent) < QUEUED_PER_THREAD * threads["count"]:
+            name, path = queue.pop()
+            data = readable(path)
+            if data is None:  # unreadable or too large: the client's reader gives that result at once
+                result, answers = safe_grade(path, Options())
+                result["extra_data"]["submission"] = name
+                on_result(name, result, answers)
+                continue
+            future = client.submit(grade_task, path.name, data, settings, key=f"grade-{name}-{uuid.uuid4().hex}",
+                                   pure=False)
+            sent[future] = (name, path)
+            running.add(future)
+
+    hand_out()
+    for future in running:
+        name, path = sent.pop(future)
+        try:
+            result, answers, versions = future.result()
+        except Exception as error:  # e.g. KilledWorker: its workers kept dying; no result is written
+            failures.append(f"{name}: {type(error).__name__}: {error}")
+        else:
+            lab = result["extra_data"]["lab"]
+            if (versions["grader"], versions["lab"]) != (grader_version(), lab_version(lab)):
+                raise SystemExit(f"autograder: the Dask worker {versions['worker']} grades with another version of "
+                                 f"the course than this client (grader {versions['grader']} against "
+                                 f"{grader_version()}, lab {lab} {versions['lab']} against {lab_version(lab)}); "
+                                 "install the same checkout on every grading node and run again")
+            result["extra_data"].update(submission=name, path=str(path))
+            on_result(name, result, answers)
+        hand_out()
+    return failures
