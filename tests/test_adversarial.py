@@ -101,10 +101,13 @@ def regrade(lab, tmp_path, release_dir, solved_dir, *options):
     return results
 
 
+@pytest.mark.parametrize("lab", [LABS[0]], ids=[LABS[0].name], indirect=True, scope="session")
 def test_cold_workers_on_a_busy_machine_give_the_same_results(corpus, tmp_path, release_dir, solved_dir, cpu_hogs):
     """The warm pool is an optimisation only, and limits count CPU time: graded again with
     `--no-pool` beside two CPU-bound processes, the corpus gets the same results. (One re-run
-    answers both questions: either difference alone would change a result.)"""
+    answers both questions: either difference alone would change a result.) The attacks are
+    the same for every lab, so one lab's corpus is re-graded; each lab's own code is re-graded
+    cold and busy through its mistake catalogue (test_mistakes.py)."""
     lab, _, warm, _, _ = corpus
     cold = regrade(lab, tmp_path, release_dir, solved_dir, "--no-pool")
     assert all(process.poll() is None for process in cpu_hogs), "a CPU hog stopped before the re-run ended"

@@ -1,0 +1,422 @@
+"""Wrong answers students plausibly write for tensor_engine, to test the checks themselves.
+
+Each mistake replaces one or more functions of an activity's reference answer. `hint` is a
+phrase the grader's message must contain, so that the message points at what is wrong.
+"""
+from autograder.vocabulary import Mistake
+
+MISTAKES = [
+    # ------------------------------------------------------------------ 1a
+    Mistake("1a", "multiply assigns into .grad instead of adding (a missing +=)", "a.grad", """
+def multiply(a, b):
+    out = Tensor(a.data * b.data, (a, b), "*")
+
+    def _backward():
+        a.grad = unbroadcast(out.grad * b.data, a.shape)
+        b.grad = unbroadcast(out.grad * a.data, b.shape)
+
+    out._backward = _backward
+    return out
+"""),
+    Mistake("1a", "multiply gives each factor its own value as slope", "a.grad", """
+def multiply(a, b):
+    out = Tensor(a.data * b.data, (a, b), "*")
+
+    def _backward():
+        a.grad += unbroadcast(out.grad * a.data, a.shape)
+        b.grad += unbroadcast(out.grad * b.data, b.shape)
+
+    out._backward = _backward
+    return out
+"""),
+    Mistake("1a", "multiply forgets to undo broadcasting", "broadcast", """
+def multiply(a, b):
+    out = Tensor(a.data * b.data, (a, b), "*")
+
+    def _backward():
+        a.grad += out.grad * b.data
+        b.grad += out.grad * a.data
+
+    out._backward = _backward
+    return out
+"""),
+    Mistake("1a", "multiply undoes broadcasting by summing the wrong axes (the trailing ones)", "b.grad", """
+def multiply(a, b):
+    out = Tensor(a.data * b.data, (a, b), "*")
+
+    def reduce(grad, shape):
+        while len(grad.shape) > len(shape):
+            grad = grad.sum(axis=-1)
+        for axis, size in enumerate(shape):
+            if size == 1 and grad.shape[axis] != 1:
+                grad = grad.sum(axis=axis, keepdims=True)
+        return grad
+
+    def _backward():
+        a.grad += reduce(out.grad * b.data, a.shape)
+        b.grad += reduce(out.grad * a.data, b.shape)
+
+    out._backward = _backward
+    return out
+"""),
+    Mistake("1a", "matmul leaves out the transposes", "a.grad", """
+def matmul(a, b):
+    out = Tensor(a.data @ b.data, (a, b), "@")
+
+    def _backward():
+        a.grad += out.grad @ b.data
+        b.grad += a.data @ out.grad
+
+    out._backward = _backward
+    return out
+"""),
+    Mistake("1a", "reduce_sum broadcasts the gradient back without reinserting the summed axes", "reduce_sum", """
+def reduce_sum(a, axis=None, keepdims=False):
+    out = Tensor(a.data.sum(axis=axis, keepdims=keepdims), (a,), "sum")
+
+    def _backward():
+        a.grad += np.broadcast_to(out.grad, a.shape)
+
+    out._backward = _backward
+    return out
+"""),
+    Mistake("1a", "reduce_sum ignores keepdims in the forward pass", "keepdims", """
+def reduce_sum(a, axis=None, keepdims=False):
+    out = Tensor(a.data.sum(axis=axis), (a,), "sum")
+
+    def _backward():
+        g = out.grad if axis is None else np.expand_dims(out.grad, axis)
+        a.grad += np.broadcast_to(g, a.shape)
+
+    out._backward = _backward
+    return out
+"""),
+    Mistake("1a", "exp's rule multiplies by the input instead of the output", "exp", """
+def exp(a):
+    out = Tensor(np.exp(a.data), (a,), "exp")
+
+    def _backward():
+        a.grad += out.grad * a.data
+
+    out._backward = _backward
+    return out
+"""),
+    Mistake("1a", "log's rule multiplies by the input instead of dividing", "log", """
+def log(a):
+    out = Tensor(np.log(a.data), (a,), "log")
+
+    def _backward():
+        a.grad += out.grad * a.data
+
+    out._backward = _backward
+    return out
+"""),
+    Mistake("1a", "relu lets the gradient through at exactly 0", "relu", """
+def relu(a):
+    out = Tensor(np.maximum(a.data, 0.0), (a,), "relu")
+
+    def _backward():
+        a.grad += out.grad * (a.data >= 0)
+
+    out._backward = _backward
+    return out
+"""),
+    # ------------------------------------------------------------------ 1b
+    Mistake("1b", "cross_entropy exponentiates the logits without subtracting the row maximum", "1000", """
+def cross_entropy(logits, y):
+    e = np.exp(logits.data)
+    probs = e / e.sum(axis=1, keepdims=True)
+    rows, n = np.arange(len(y)), len(y)
+    out = Tensor(-np.log(probs[rows, y]).mean(), (logits,), "cross_entropy")
+
+    def _backward():
+        slope = probs.copy()
+        slope[rows, y] -= 1.0
+        logits.grad += out.grad * slope / n
+
+    out._backward = _backward
+    return out
+"""),
+    Mistake("1b", "cross_entropy's rule forgets to divide by n", "logits.grad", """
+def cross_entropy(logits, y):
+    z = logits.data - logits.data.max(axis=1, keepdims=True)
+    log_probs = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+    rows = np.arange(len(y))
+    out = Tensor(-log_probs[rows, y].mean(), (logits,), "cross_entropy")
+
+    def _backward():
+        slope = np.exp(log_probs)
+        slope[rows, y] -= 1.0
+        logits.grad += out.grad * slope
+
+    out._backward = _backward
+    return out
+"""),
+    Mistake("1b", "cross_entropy's rule ignores the gradient that reached the loss", "logits.grad", """
+def cross_entropy(logits, y):
+    z = logits.data - logits.data.max(axis=1, keepdims=True)
+    log_probs = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+    rows, n = np.arange(len(y)), len(y)
+    out = Tensor(-log_probs[rows, y].mean(), (logits,), "cross_entropy")
+
+    def _backward():
+        slope = np.exp(log_probs)
+        slope[rows, y] -= 1.0
+        logits.grad += slope / n
+
+    out._backward = _backward
+    return out
+"""),
+    Mistake("1b", "cross_entropy assigns logits.grad instead of adding to it", "logits.grad", """
+def cross_entropy(logits, y):
+    z = logits.data - logits.data.max(axis=1, keepdims=True)
+    log_probs = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+    rows, n = np.arange(len(y)), len(y)
+    out = Tensor(-log_probs[rows, y].mean(), (logits,), "cross_entropy")
+
+    def _backward():
+        slope = np.exp(log_probs)
+        slope[rows, y] -= 1.0
+        logits.grad = out.grad * slope / n
+
+    out._backward = _backward
+    return out
+"""),
+    Mistake("1b", "cross_entropy is composed from the primitives instead of being one node", "_prev", """
+def cross_entropy(logits, y):
+    moved = logits - logits.data.max(axis=1, keepdims=True)
+    lse = moved.exp().sum(axis=1, keepdims=True).log()
+    picked = (moved * np.eye(logits.shape[1])[y]).sum(axis=1, keepdims=True)
+    return (lse - picked).mean()
+"""),
+    # ------------------------------------------------------------------ 2
+    Mistake("2", "backward recurses into the parents at once, with no order and no memory", "after backward", """
+def backward(root):
+    root.grad = np.ones_like(root.data)
+
+    def push(node):
+        node._backward()
+        for parent in node._prev:
+            push(parent)
+
+    push(root)
+"""),
+    Mistake("2", "backward runs each rule in the order a depth-first search discovers the nodes", "after backward", """
+def backward(root):
+    root.grad = np.ones_like(root.data)
+    found, seen, todo = [], set(), [root]
+    while todo:
+        node = todo.pop()
+        if id(node) not in seen:
+            seen.add(id(node))
+            found.append(node)
+            todo.extend(node._prev)
+    for node in found:
+        node._backward()
+"""),
+    Mistake("2", "backward zeroes every .grad in the graph before it starts", "held an earlier gradient", """
+def backward(root):
+    order, placed = [], set()
+
+    def place(node):
+        if id(node) in placed:
+            return
+        placed.add(id(node))
+        for parent in node._prev:
+            place(parent)
+        order.append(node)
+
+    place(root)
+    for node in order:
+        node.grad = np.zeros_like(node.data)
+    root.grad = np.ones_like(root.data)
+    for node in reversed(order):
+        node._backward()
+"""),
+    Mistake("2", "numerical_grad takes a one-sided difference", "numerical_grad", """
+def numerical_grad(f, arrays, h=1e-6):
+    estimates = []
+    for array in arrays:
+        slopes = np.zeros(array.shape)
+        for index in np.ndindex(*array.shape):
+            kept = array[index]
+            base = f()
+            array[index] = kept + h
+            slopes[index] = (f() - base) / h
+            array[index] = kept
+        estimates.append(slopes)
+    return estimates
+"""),
+    Mistake("2", "numerical_grad divides the central difference by h instead of 2h", "numerical_grad", """
+def numerical_grad(f, arrays, h=1e-6):
+    estimates = []
+    for array in arrays:
+        slopes = np.zeros(array.shape)
+        for index in np.ndindex(*array.shape):
+            kept = array[index]
+            array[index] = kept + h
+            above = f()
+            array[index] = kept - h
+            below = f()
+            array[index] = kept
+            slopes[index] = (above - below) / h
+        estimates.append(slopes)
+    return estimates
+"""),
+    Mistake("2", "numerical_grad leaves every entry at x - h", "numerical_grad", """
+def numerical_grad(f, arrays, h=1e-6):
+    estimates = []
+    for array in arrays:
+        slopes = np.zeros(array.shape)
+        for index in np.ndindex(*array.shape):
+            kept = array[index]
+            array[index] = kept + h
+            above = f()
+            array[index] = kept - h
+            below = f()
+            slopes[index] = (above - below) / (2 * h)
+        estimates.append(slopes)
+    return estimates
+"""),
+    Mistake("2", "numerical_grad perturbs a copy, which f never sees", "numerical_grad", """
+def numerical_grad(f, arrays, h=1e-6):
+    estimates = []
+    for array in arrays:
+        work = array.copy()
+        slopes = np.zeros(array.shape)
+        for index in np.ndindex(*array.shape):
+            kept = work[index]
+            work[index] = kept + h
+            above = f()
+            work[index] = kept - h
+            below = f()
+            work[index] = kept
+            slopes[index] = (above - below) / (2 * h)
+        estimates.append(slopes)
+    return estimates
+"""),
+    # ------------------------------------------------------------------ 3
+    Mistake("3", "train_epoch never zeroes the gradients", "train_epoch", """
+def train_epoch(forward, params, X, y, order, batch_size, lr):
+    losses = []
+    for start in range(0, len(order), batch_size):
+        rows = order[start:start + batch_size]
+        loss = cross_entropy(forward(X[rows]), y[rows])
+        loss.backward()
+        sgd_step(params, lr)
+        losses.append(float(loss.data))
+    return losses
+"""),
+    Mistake("3", "train_epoch walks through the rows in their stored order, not in `order`", "train_epoch", """
+def train_epoch(forward, params, X, y, order, batch_size, lr):
+    losses = []
+    for start in range(0, len(order), batch_size):
+        loss = cross_entropy(forward(X[start:start + batch_size]), y[start:start + batch_size])
+        zero_grad(params)
+        loss.backward()
+        sgd_step(params, lr)
+        losses.append(float(loss.data))
+    return losses
+"""),
+    Mistake("3", "train_epoch drops the last, smaller batch", "train_epoch", """
+def train_epoch(forward, params, X, y, order, batch_size, lr):
+    losses = []
+    for start in range(0, len(order) - batch_size + 1, batch_size):
+        rows = order[start:start + batch_size]
+        loss = cross_entropy(forward(X[rows]), y[rows])
+        zero_grad(params)
+        loss.backward()
+        sgd_step(params, lr)
+        losses.append(float(loss.data))
+    return losses
+"""),
+    Mistake("3", "sgd_step climbs the gradient instead of descending", "sgd_step", """
+def sgd_step(params, lr):
+    for p in params:
+        p.data += lr * p.grad
+"""),
+    Mistake("3", "zero_grad clears only the first parameter", "zero_grad", """
+def zero_grad(params):
+    params[0].grad = np.zeros_like(params[0].data)
+"""),
+    # ------------------------------------------------------------------ 4
+    Mistake("4", "init_mlp scales the weights by sqrt(2 / fan_out)", "init_mlp", """
+def init_mlp(sizes, rng):
+    params = []
+    for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
+        params.append(Tensor(rng.normal(0.0, np.sqrt(2.0 / fan_out), size=(fan_in, fan_out))))
+        params.append(Tensor(np.zeros(fan_out)))
+    return params
+"""),
+    Mistake("4", "mlp_forward applies relu to the logits too", "mlp_forward", """
+def mlp_forward(params, X):
+    h = as_tensor(X)
+    for layer in range(0, len(params), 2):
+        h = (h @ params[layer] + params[layer + 1]).relu()
+    return h
+"""),
+    Mistake("4", "gradient_check compares only the first parameter", "gradient_check", """
+def gradient_check(model, X, y, h=1e-6):
+    model.zero_grad()
+    loss = cross_entropy(model(X), y)
+    loss.backward()
+    engine = model.params[0].grad.copy()
+    (estimate,) = numerical_grad(lambda: float(cross_entropy(model(X), y).data), [model.params[0].data], h)
+    return float(np.max(np.abs(estimate - engine) / np.maximum(1.0, np.abs(engine))))
+"""),
+    Mistake("4", "gradient_check does not clear the gradients before backward", "gradient_check", """
+def gradient_check(model, X, y, h=1e-6):
+    loss = cross_entropy(model(X), y)
+    loss.backward()
+    engine = [p.grad.copy() for p in model.params]
+    estimates = numerical_grad(lambda: float(cross_entropy(model(X), y).data), [p.data for p in model.params], h)
+    return max(float(np.max(np.abs(e - g) / np.maximum(1.0, np.abs(g)))) for e, g in zip(estimates, engine))
+"""),
+    Mistake("4", "gradient_check takes one-sided differences of its own", "gradient_check", """
+def gradient_check(model, X, y, h=1e-6):
+    model.zero_grad()
+    base = cross_entropy(model(X), y)
+    base.backward()
+    worst = 0.0
+    for p in model.params:
+        for index in np.ndindex(*p.data.shape):
+            kept = p.data[index]
+            p.data[index] = kept + h
+            estimate = (float(cross_entropy(model(X), y).data) - float(base.data)) / h
+            p.data[index] = kept
+            worst = max(worst, abs(estimate - p.grad[index]) / max(1.0, abs(p.grad[index])))
+    return float(worst)
+"""),
+    Mistake("4", "torch_witness compares only the first parameter's gradient", "torch_witness", """
+def torch_witness(model, X, y):
+    model.zero_grad()
+    loss = cross_entropy(model(X), y)
+    loss.backward()
+    copies = [torch.tensor(p.data, dtype=torch.float64, requires_grad=True) for p in model.params]
+    z = torch.tensor(X, dtype=torch.float64)
+    for layer in range(0, len(copies), 2):
+        z = z @ copies[layer] + copies[layer + 1]
+        if layer + 2 < len(copies):
+            z = torch.relu(z)
+    reference_loss = F.cross_entropy(z, torch.as_tensor(y, dtype=torch.long))
+    reference_loss.backward()
+    loss_gap = abs(float(loss.data) - reference_loss.item())
+    grad_gap = float(np.max(np.abs(model.params[0].grad - copies[0].grad.numpy())))
+    return loss_gap, grad_gap
+"""),
+    Mistake("4", "torch_witness reads the engine's .grad without running its backward", "torch_witness", """
+def torch_witness(model, X, y):
+    loss = cross_entropy(model(X), y)
+    copies = [torch.tensor(p.data, dtype=torch.float64, requires_grad=True) for p in model.params]
+    z = torch.tensor(X, dtype=torch.float64)
+    for layer in range(0, len(copies), 2):
+        z = z @ copies[layer] + copies[layer + 1]
+        if layer + 2 < len(copies):
+            z = torch.relu(z)
+    reference_loss = F.cross_entropy(z, torch.as_tensor(y, dtype=torch.long))
+    reference_loss.backward()
+    loss_gap = abs(float(loss.data) - reference_loss.item())
+    grad_gap = max(float(np.max(np.abs(p.grad - c.grad.numpy()))) for p, c in zip(model.params, copies))
+    return loss_gap, grad_gap
+"""),
+]

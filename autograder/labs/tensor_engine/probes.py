@@ -1,0 +1,275 @@
+"""Questions the grader asks a tensor_engine submission, run inside the sandbox.
+
+Each function runs in a copy of the submission's namespace (so `Tensor`, `MLP` and the student's
+functions are globals here), calls the student's code on the inputs the grader sent, and returns
+plain data: numbers, lists, dicts and arrays. A Tensor is never sent back as it is; its arrays are
+read out here. The graphs of activity 2 and the faulty networks of activity 4 are built here with
+backward rules of this file's own, so that they test one activity at a time. Nothing in this file
+knows an expected value or judges.
+"""
+# ruff: noqa: F821 -- Tensor, MLP and the student's functions come from the submission's namespace
+import numpy as _np
+
+
+def _kind(thing):
+    return type(thing).__name__
+
+
+def _snap(value):
+    """A copy of a plain array (taken now, before later code can change it); anything else as it is."""
+    return value.copy() if type(value) is _np.ndarray else value
+
+
+def _parents(node, known):
+    """Which of `known` the entries of node._prev are (their positions; -1 for anything else)."""
+    prev = getattr(node, "_prev", None)
+    if not isinstance(prev, (tuple, list)):
+        return _kind(prev)
+    return [next((i for i, leaf in enumerate(known) if leaf is p), -1) for p in prev]
+
+
+def _sum_to(grad, shape):
+    """The probe's own undoing of broadcasting (independent of the notebook's unbroadcast)."""
+    while len(grad.shape) > len(shape):
+        grad = grad.sum(axis=0)
+    stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
+    return grad.sum(axis=stretched, keepdims=True) if stretched else grad
+
+
+# ---------------------------------------------------------------- 1a, 1b: one node at a time
+def node(expression, leaves, priors, upstream):
+    """The node `expression` makes from Tensor leaves (their .grad set to `priors`), with its
+    _backward run once at out.grad = upstream. Activity 1a."""
+    made = {key: Tensor(array) for key, array in leaves.items()}
+    known = list(made.values())
+    for key, leaf in made.items():
+        leaf.grad = _np.array(priors[key], dtype=_np.float64)
+    out = eval(expression, globals(), {**made})
+    if not isinstance(out, Tensor):
+        return {"kind": _kind(out)}
+    if any(out is leaf for leaf in known):
+        return {"kind": "input"}
+    reply = {"kind": "Tensor", "data": _snap(out.data), "prev": _parents(out, known)}
+    out.grad = _np.array(upstream, dtype=_np.float64)
+    out._backward()
+    reply["grads"] = [_snap(leaf.grad) for leaf in known]
+    reply["data_after"] = [_snap(leaf.data) for leaf in known]
+    return reply
+
+
+def loss_node(logits, labels, prior, upstream):
+    """cross_entropy on a leaf holding `logits` (.grad = prior), its _backward run once with
+    out.grad = upstream. Activity 1b."""
+    z = Tensor(logits)
+    z.grad = _np.array(prior, dtype=_np.float64)
+    out = cross_entropy(z, labels)
+    if not isinstance(out, Tensor):
+        return {"kind": _kind(out)}
+    reply = {"kind": "Tensor", "data": _snap(out.data), "prev": _parents(out, [z])}
+    out.grad = _np.array(upstream, dtype=_np.float64)
+    out._backward()
+    reply["grad"] = _snap(z.grad)
+    reply["data_after"] = _snap(z.data)
+    return reply
+
+
+# ---------------------------------------------------------------- 2: backward, numerical_grad
+def _rule(node, parents, op, calls, index):
+    """The backward rule of a graph node, written here; it records that it ran."""
+    def rule():
+        calls.append(index)
+        g = node.grad
+        if op == "add":
+            parents[0].grad += _sum_to(g, parents[0].data.shape)
+            parents[1].grad += _sum_to(g, parents[1].data.shape)
+        elif op == "mul":
+            parents[0].grad += _sum_to(g * parents[1].data, parents[0].data.shape)
+            parents[1].grad += _sum_to(g * parents[0].data, parents[1].data.shape)
+        elif op == "matmul":
+            parents[0].grad += g @ parents[1].data.T
+            parents[1].grad += parents[0].data.T @ g
+        elif op == "relu":
+            parents[0].grad += g * (parents[0].data > 0)
+        elif op == "rowsum":
+            parents[0].grad += _np.broadcast_to(g, parents[0].data.shape)
+        elif op == "total":
+            parents[0].grad += _np.broadcast_to(g, parents[0].data.shape)
+        else:  # scale by a constant
+            parents[0].grad += node.constant * g
+    return rule
+
+
+def graph(spec, priors):
+    """Build the graph `spec` ([op, parent indices, extra] per node, leaves first as
+    ["leaf", array]) with this file's backward rules, give every leaf the .grad in `priors`,
+    and run the student's backward on the last node. Every node's .grad afterwards, the rules
+    that ran (by node index), and every node's data."""
+    calls, nodes = [], []
+    for index, (op, *rest) in enumerate(spec):
+        if op == "leaf":
+            nodes.append(Tensor(rest[0]))
+            continue
+        parents = [nodes[i] for i in rest[0]]
+        data = [p.data for p in parents]
+        if op == "add":
+            value = data[0] + data[1]
+        elif op == "mul":
+            value = data[0] * data[1]
+        elif op == "matmul":
+            value = data[0] @ data[1]
+        elif op == "relu":
+            value = _np.maximum(data[0], 0.0)
+        elif op == "rowsum":
+            value = data[0].sum(axis=1, keepdims=True)
+        elif op == "total":
+            value = data[0].sum()
+        else:
+            value = rest[1] * data[0]
+        made = Tensor(value, parents, op)
+        made.constant = rest[1] if op == "scale" else None
+        made._backward = _rule(made, parents, op, calls, index)
+        nodes.append(made)
+    for made, prior in zip(nodes, priors):
+        if prior is not None:
+            made.grad = _np.array(prior, dtype=_np.float64)
+    backward(nodes[-1])
+    return {"grads": [_snap(n.grad) for n in nodes], "calls": calls, "data_after": [_snap(n.data) for n in nodes]}
+
+
+def numeric(expression, arrays, h):
+    """numerical_grad on f() = the NumPy `expression` of the named `arrays` (h left at its
+    default when None): what it returned, the arrays afterwards, and how often f ran."""
+    held = {name: _np.array(value, dtype=_np.float64) for name, value in arrays.items()}
+    functions = {"exp": _np.exp, "log": _np.log, "tanh": _np.tanh}
+    runs = []
+
+    def f():
+        runs.append(1)
+        return float(eval(expression, {}, {**functions, **held}))
+
+    order = [held[name] for name in arrays]
+    result = numerical_grad(f, order) if h is None else numerical_grad(f, order, h)
+    if isinstance(result, (list, tuple)):
+        result = type(result)(_snap(r) for r in result)
+    return {"result": result, "after": [_snap(a) for a in order], "runs": len(runs)}
+
+
+# ---------------------------------------------------------------- 3: the training loop
+def zero(datas, grads):
+    """zero_grad on Tensors holding `datas` with .grad = `grads`."""
+    params = [Tensor(d) for d in datas]
+    for p, g in zip(params, grads):
+        p.grad = _np.array(g, dtype=_np.float64)
+    zero_grad(params)
+    return {"grads": [_snap(p.grad) for p in params], "datas": [_snap(p.data) for p in params]}
+
+
+def step(datas, grads, lr):
+    """sgd_step on Tensors holding `datas` with .grad = `grads`."""
+    params = [Tensor(d) for d in datas]
+    for p, g in zip(params, grads):
+        p.grad = _np.array(g, dtype=_np.float64)
+    sgd_step(params, lr)
+    return {"grads": [_snap(p.grad) for p in params], "datas": [_snap(p.data) for p in params]}
+
+
+def epoch(arrays, stale, X, y, order, batch_size, lr):
+    """train_epoch on the network [W1, b1, ...] = arrays (ReLU between layers), whose
+    parameters' .grad start at `stale`: the losses it returned and the parameters afterwards."""
+    weights = [Tensor(w) for w in arrays]
+    for p, g in zip(weights, stale):
+        p.grad = _np.array(g, dtype=_np.float64)
+
+    def forward(inputs):
+        h = Tensor(inputs)
+        for j in range(0, len(weights), 2):
+            h = h @ weights[j] + weights[j + 1]
+            if j + 2 < len(weights):
+                h = h.relu()
+        return h
+
+    returned = train_epoch(forward, weights, X, y, order, batch_size, lr)
+    if isinstance(returned, (list, tuple)):
+        returned = list(returned)
+    return {"losses": returned, "params": [_snap(p.data) for p in weights]}
+
+
+# ---------------------------------------------------------------- 4: the MLP and its checkers
+def init(sizes, seed):
+    """init_mlp(sizes, default_rng(seed)): each entry's type, data and grad."""
+    params = init_mlp(sizes, _np.random.default_rng(seed))
+    if not isinstance(params, list):
+        return {"kind": _kind(params)}
+    return {"kind": "list", "params": [{"kind": _kind(p), "data": _snap(p.data), "grad": _snap(p.grad)}
+                                       if isinstance(p, Tensor) else {"kind": _kind(p)} for p in params]}
+
+
+def forward_pass(arrays, X, y):
+    """mlp_forward on Tensors holding `arrays`: the logits, then every parameter's .grad after
+    cross_entropy(logits, y).backward()."""
+    params = [Tensor(w) for w in arrays]
+    out = mlp_forward(params, X)
+    if not isinstance(out, Tensor):
+        return {"kind": _kind(out)}
+    reply = {"kind": "Tensor", "data": _snap(out.data)}
+    cross_entropy(out, y).backward()
+    reply["grads"] = [_snap(p.grad) for p in params]
+    return reply
+
+
+class _Network:
+    """The network [W1, b1, ...] (ReLU between layers) with an optional fault: hidden layers
+    without their ReLU, or the gradient reaching parameter `scaled` multiplied by `factor`."""
+
+    def __init__(self, arrays, stale, no_relu, scaled, factor):
+        self.params = [Tensor(a) for a in arrays]
+        for p, g in zip(self.params, stale):
+            p.grad = _np.array(g, dtype=_np.float64)
+        self.relu_off, self.scaled, self.factor = no_relu, scaled, factor
+
+    def _seen(self, k):
+        p = self.params[k]
+        if k != self.scaled:
+            return p
+        stand_in = Tensor(p.data, (p,), "probe-scaled")
+        factor = self.factor
+
+        def rule():
+            p.grad += factor * stand_in.grad
+
+        stand_in._backward = rule
+        return stand_in
+
+    def __call__(self, X):
+        h = X if isinstance(X, Tensor) else Tensor(X)
+        for j in range(0, len(self.params), 2):
+            h = h @ self._seen(j) + self._seen(j + 1)
+            if j + 2 < len(self.params) and not self.relu_off:
+                h = h.relu()
+        return h
+
+    def zero_grad(self):
+        for p in self.params:
+            p.grad = _np.zeros(p.data.shape)
+
+
+def checked(arrays, stale, X, y, h, no_relu, scaled, factor):
+    """gradient_check on a network of this file (h left at its default when None)."""
+    model = _Network(arrays, stale, no_relu, scaled, factor)
+    result = gradient_check(model, X, y) if h is None else gradient_check(model, X, y, h)
+    return {"result": result, "after": [_snap(p.data) for p in model.params]}
+
+
+def checked_mlp(sizes, seed, X, y):
+    """gradient_check on the notebook's MLP(sizes, default_rng(seed))."""
+    model = MLP(sizes, _np.random.default_rng(seed))
+    before = [_snap(p.data) for p in model.params]
+    result = gradient_check(model, X, y)
+    return {"result": result, "before": before, "after": [_snap(p.data) for p in model.params]}
+
+
+def witnessed(arrays, stale, X, y, no_relu, scaled, factor):
+    """torch_witness on a network of this file."""
+    model = _Network(arrays, stale, no_relu, scaled, factor)
+    result = torch_witness(model, X, y)
+    return {"result": result, "after": [_snap(p.data) for p in model.params]}

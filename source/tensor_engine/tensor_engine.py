@@ -1,0 +1,1496 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+#   course:
+#     lab: tensor_engine
+#     title: Tensor engine · An autodiff engine that trains real networks
+#     data: []
+# ---
+
+# %% [markdown]
+# # Tensor engine · An autodiff engine that trains real networks
+#
+# Two labs ago every node of your engine held a single Python number; in PT03 the nodes held
+# NumPy arrays, but `backward` handed the gradients back in a dictionary. This lab builds the
+# engine the way PyTorch is organised. A node is an array **with its gradient beside it** in
+# `.grad`; every operation leaves behind a small closure that **adds** into the `.grad` of its
+# inputs; `backward()` runs those closures in reverse topological order. About a hundred lines
+# in all, and with them you will
+#
+# * pin the engine against two oracles that know nothing of each other, central differences
+#   and PyTorch;
+# * train a 64-128-10 network on handwritten digits to about 97% test accuracy;
+# * train a [2, 64, 64, 3] network on three interleaved spirals, a task no linear model can do.
+#
+# | Activity | You write | Points |
+# |---|---|---|
+# | 1a | `multiply`, `matmul`, `reduce_sum`, `exp`, `log`, `relu`: forward and backward side by side | 4 |
+# | 1b | `cross_entropy`, a fused and numerically stable loss node | 2 |
+# | 2 | `backward` and `numerical_grad` | 3 |
+# | 3 | `zero_grad`, `sgd_step` and `train_epoch`: the training loop | 3 |
+# | 4 | `init_mlp` and `mlp_forward` (the `MLP`), `gradient_check` and `torch_witness` | 3 |
+#
+# **Working through it.** Run the cells from the top. Every activity ends with a check cell that
+# stops with a message naming the quantity that is off and the input it was computed for. A
+# function you have not written yet raises `NotImplementedError` when it is first used, so take
+# the activities in order. The `Tensor` class, `add`, `unbroadcast`, the data and the plots are
+# supplied.
+#
+# You should have done the scalar engine (lab 1) and PT03 (lab 2): this lab reuses their ideas
+# (closures that add into `.grad`, topological order, undoing broadcasting) without repeating
+# their derivations.
+
+# %% [markdown] tags=["reference"]
+# **Instructor copy.** Cells tagged `reference` hold the solutions and the answers to the
+# questions. `build_student.py` removes them, with every saved output, when it writes the student
+# notebook, so an activity left undone raises an error instead of running a hidden solution.
+#
+# Timing: the whole notebook runs in well under a minute on two cores (digits: 40 epochs, about a
+# second; spiral: 1,000 full-batch steps, about a second; the gradient checks, a few seconds).
+
+# %% [markdown]
+# ## 1 · Setup
+#
+# Everything is float64, in NumPy and in PyTorch, so the checks can compare with a tolerance of
+# 1e-9. They share one helper, `close(actual, expected, quantity)`, which compares the shape
+# first, then the values, and raises an error that names `quantity` and the first wrong entry.
+
+# %%
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+np.set_printoptions(precision=4, suppress=True)
+# One BLAS thread: the matrices here are small, so more threads only add overhead, and the
+# printed digits then do not depend on how many cores the machine has.
+blas_limit = threadpool_limits(limits=1)
+
+
+def close(actual, expected, quantity, *, tol=1e-9, rtol=None):
+    """Raise an AssertionError naming `quantity` unless shape and values agree within `tol`
+    (absolute, plus `rtol` times the expected value; `rtol` is `tol` unless given)."""
+    try:
+        got = np.asarray(actual, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise AssertionError(f"{quantity}: expected numbers, got a {type(actual).__name__}") from None
+    want = np.asarray(expected, dtype=np.float64)
+    if got.shape != want.shape:
+        raise AssertionError(f"{quantity}: shape {got.shape}, expected {want.shape}")
+    wrong = ~np.isclose(got, want, rtol=tol if rtol is None else rtol, atol=tol)
+    if wrong.any():
+        at = tuple(int(i) for i in np.argwhere(wrong)[0])
+        where = f" at index {at}" if at else ""
+        raise AssertionError(f"{quantity}: {int(wrong.sum())} of {wrong.size} wrong; got {got[at]:.10g}"
+                             f"{where}, expected {want[at]:.10g}")
+
+
+# %% [markdown]
+# PyTorch is the witness the checks compare with; it gets a cell of its own. The engine itself
+# uses only NumPy.
+
+# %%
+import torch
+import torch.nn.functional as F
+
+torch.set_num_threads(1)
+print(f"NumPy {np.__version__}, PyTorch {torch.__version__}")
+
+
+def t64(array, grad=True):
+    """A float64 PyTorch copy of `array`, recording gradients unless grad=False."""
+    return torch.tensor(np.asarray(array, dtype=np.float64), dtype=torch.float64, requires_grad=grad)
+
+
+# %% [markdown]
+# ## 2 · Where the gradient lives
+#
+# The three engines of this course run the same algorithm and differ in what a node holds and
+# where its gradient is kept:
+#
+# | | scalar engine (lab 1) | PT03 (lab 2) | this lab |
+# |---|---|---|---|
+# | a node holds | one float | an array | an array |
+# | its gradient is kept | in the node's `.grad` | in a dictionary that `backward` returns | in the node's `.grad`, an array of the node's shape |
+# | a backward rule | a closure adding into the parents' `.grad` | `vjp(v)`, returning one contribution per parent | a closure adding into the parents' `.grad`, summed back to each parent's shape |
+# | after a second `backward` | `.grad` holds the sum of both passes | a fresh dictionary, nothing carried over | `.grad` holds the sum of both passes |
+#
+# Scalars were the simplest place to learn the rules, and the slowest place to use them: one
+# 64 × 128 weight matrix applied to a batch of 32 examples is 262,144 multiplications, and in
+# the scalar engine each is a Python object with a closure. Here the same product is one node and
+# one `@`. PT03's dictionary made every pass self-contained: nothing to reset, and nothing to
+# inspect afterwards either. Keeping the gradient on the node, as PyTorch does, means that a
+# parameter's `.grad` is there to read after `backward`, and that it **accumulates**: every
+# closure uses `+=`, because a value that feeds several operations must collect a contribution
+# from each. The price is that stale gradients stay where they are until someone clears them,
+# which is the training loop's job (`optimizer.zero_grad()` in PyTorch, `zero_grad` in
+# Activity 3).
+#
+# ### Broadcasting, undone
+#
+# Adding a bias of shape (128,) to activations of shape (32, 128) copies the bias into all 32
+# rows. A copy is a fork in the graph, so on the way back the 32 row gradients **add up**: the
+# bias gradient is the upstream gradient summed over the axes that broadcasting created or
+# stretched. That is PT03's `sum_to_shape` (Activity 1b there), which you have already written
+# and which is supplied here as `unbroadcast(grad, shape)`: it sums away the leading axes
+# broadcasting added, then sums, keeping them, the axes where `shape` has a 1 and `grad` does
+# not. Every backward rule whose operation may broadcast passes its contribution through it.
+#
+# ### The `Tensor` class
+#
+# A `Tensor` has the attributes of PyTorch's tensor that matter for autodiff, with micrograd's
+# names:
+#
+# * `data`: a float64 array, a private copy of what it was made from;
+# * `grad`: $\partial L/\partial$ (this tensor), an array of the same shape, zeros at creation;
+# * `_prev`: the parents, in argument order (`a * a` has the parents `(a, a)`); leaves have none.
+#   It does the job of PyTorch's `grad_fn.next_functions`;
+# * `_op`: a label for printing;
+# * `_backward`: a function of no arguments. Called once this node's `.grad` is complete, it adds
+#   the node's contribution to every parent's `.grad`. A leaf's does nothing.
+#
+# The operators call module-level functions, one per primitive operation: `add` is given below,
+# the others are yours in Activity 1. Everything else (`-`, negation, `mean`, numbers on the
+# left) is a one-line composition of primitives, with no backward rule of its own. Plain numbers
+# and arrays that meet a Tensor become constant leaves.
+
+# %%
+def unbroadcast(grad, shape):
+    """Sum `grad` down to `shape`, undoing NumPy broadcasting (PT03's sum_to_shape)."""
+    grad = np.asarray(grad, dtype=np.float64)
+    while grad.ndim > len(shape):  # axes that broadcasting put in front
+        grad = grad.sum(axis=0)
+    stretched = tuple(i for i, size in enumerate(shape) if size == 1 and grad.shape[i] != 1)
+    return grad.sum(axis=stretched, keepdims=True) if stretched else grad
+
+
+class Tensor:
+    """A float64 array in a computation, with its gradient, its parents and its backward rule."""
+
+    def __init__(self, data, _prev=(), _op=""):
+        self.data = np.array(data, dtype=np.float64)
+        self.grad = np.zeros_like(self.data)
+        self._prev = tuple(_prev)
+        self._op = _op
+        self._backward = lambda: None  # leaves send nothing back
+
+    @property
+    def shape(self):
+        return self.data.shape
+
+    def __repr__(self):
+        return f"Tensor(shape={self.shape}, op={self._op or 'leaf'!r})"
+
+    # The primitives, each a function with a forward and a backward rule.
+    def __add__(self, other):
+        return add(self, as_tensor(other))
+
+    def __mul__(self, other):
+        return multiply(self, as_tensor(other))
+
+    def __matmul__(self, other):
+        return matmul(self, as_tensor(other))
+
+    def sum(self, axis=None, keepdims=False):
+        return reduce_sum(self, axis, keepdims)
+
+    def exp(self):
+        return exp(self)
+
+    def log(self):
+        return log(self)
+
+    def relu(self):
+        return relu(self)
+
+    def backward(self):
+        backward(self)
+
+    # Derived operations: compositions of the primitives, one line each.
+    def __radd__(self, other):
+        return self + other
+
+    def __rmul__(self, other):
+        return self * other
+
+    def __neg__(self):
+        return self * -1.0
+
+    def __sub__(self, other):
+        return self + (-as_tensor(other))
+
+    def __rsub__(self, other):
+        return as_tensor(other) + (-self)
+
+    def mean(self):
+        return self.sum() * (1.0 / self.data.size)
+
+
+def as_tensor(x):
+    """Tensors pass through; numbers and arrays become constant leaves."""
+    return x if isinstance(x, Tensor) else Tensor(x)
+
+
+# %% [markdown]
+# One primitive written out in full: addition. The forward rule makes the new node, with its
+# parents and its label; the backward rule, defined right beside it, is a closure that reads the
+# new node's `.grad` **when it is called**, during the backward pass, and adds to each parent's
+# `.grad` the part that belongs to it: all of it, summed back to the parent's shape.
+
+# %%
+def add(a, b):
+    """a + b as a new Tensor; its backward rule undoes any broadcasting."""
+    result = Tensor(a.data + b.data, (a, b), "+")
+
+    def push_back():
+        a.grad += unbroadcast(result.grad, a.shape)  # += : a may feed other nodes too
+        b.grad += unbroadcast(result.grad, b.shape)
+
+    result._backward = push_back
+    return result
+
+
+activations = Tensor(np.arange(6.0).reshape(2, 3))
+bias = Tensor([10.0, 20.0, 30.0])
+shifted = activations + bias
+shifted.grad = np.ones(shifted.shape)  # pretend `shifted` is the output for a moment
+shifted._backward()
+print("shifted.data =", shifted.data.tolist())
+print("bias.grad    =", bias.grad.tolist(), " (each entry was copied into 2 rows)")
+close(bias.grad, [2.0, 2.0, 2.0], "the gradient of a bias broadcast over 2 rows")
+
+# %% [markdown]
+# **Predict.** For each pair below, which shape does the gradient of each operand of `A + B`
+# have, and which axes does `unbroadcast` sum over? With an upstream gradient of ones, what is
+# every entry? Then run the cell.
+#
+# (a) A (32, 10) and B (10,); (b) A (4, 1) and B (1, 6); (c) A (2, 3, 5) and B (3, 1).
+
+# %%
+for left, right in [((32, 10), (10,)), ((4, 1), (1, 6)), ((2, 3, 5), (3, 1))]:
+    result_shape = np.broadcast_shapes(left, right)
+    grad_left = unbroadcast(np.ones(result_shape), left)
+    grad_right = unbroadcast(np.ones(result_shape), right)
+    print(f"A {left} + B {right} -> {result_shape}: grad of A {grad_left.shape}, every entry "
+          f"{grad_left.flat[0]:g}; grad of B {grad_right.shape}, every entry {grad_right.flat[0]:g}")
+
+# %% [markdown] tags=["reference"]
+# **Instructor answer.** (a) A keeps its gradient, (32, 10), entries 1; B is read as (1, 10), so
+# its gradient is summed over the new leading axis: (10,), entries 32. (b) The output is (4, 6);
+# A was stretched along axis 1 and gets (4, 1), entries 6; B along axis 0 and gets (1, 6),
+# entries 4. (c) B gains a leading axis (summed away) and its last axis of length 1 was stretched
+# to 5 (summed, kept): (3, 1), entries 2 × 5 = 10. With ones upstream, each entry counts the
+# output entries it was copied into.
+
+# %% [markdown]
+# ## 3 · Activity 1: the primitives
+#
+# ### Activity 1a · Multiply, matmul, sum, exp, log and relu (4 points)
+#
+# Write the six functions below, each after the pattern of `add`: compute the output, create a
+# new `Tensor` with the parents (in argument order) and the label, attach a closure as its
+# `_backward`, and return the new node. In the table, $\bar g$ is the new node's `.grad` at the
+# moment the closure runs.
+#
+# | function | forward | the closure adds |
+# |---|---|---|
+# | `multiply(a, b)`, label `"*"` | $a \odot b$, broadcasting | to `a.grad`: $\bar g \odot b$, summed back to `a.shape`; to `b.grad`: $\bar g \odot a$, summed back to `b.shape` |
+# | `matmul(a, b)`, label `"@"`, both 2-D | $AB$ | to `a.grad`: $\bar g B^\top$; to `b.grad`: $A^\top \bar g$ |
+# | `reduce_sum(a, axis=None, keepdims=False)`, label `"sum"` | `a.data.sum(axis=axis, keepdims=keepdims)` | $\bar g$ copied back to every entry that was summed |
+# | `exp(a)`, label `"exp"` | $e^a$ | $\bar g \odot e^a$: the output is its own slope |
+# | `log(a)`, label `"log"` | $\log a$ | $\bar g / a$ |
+# | `relu(a)`, label `"relu"` | $\max(a, 0)$ | $\bar g$ where $a > 0$, 0 elsewhere (at exactly 0 too, as in PyTorch) |
+#
+# Some points to watch:
+#
+# * **`+=`, always.** `a` and `b` may be the same tensor (`x * x`), and a parent may already hold
+#   a gradient from another consumer; only `+=` gets both right.
+# * **Shapes.** Every contribution must have the parent's shape. `multiply` broadcasts like
+#   `add`, so pass each contribution through `unbroadcast`. A matrix product does not broadcast
+#   here (2-D only), and the elementwise functions keep their input's shape.
+# * **`reduce_sum`.** `axis` is `None` (everything), an int (negative ones count from the end)
+#   or a tuple of ints. Without `keepdims` the summed axes are gone from $\bar g$: put them back
+#   with length 1 (`np.expand_dims` takes a tuple of axes) and then `np.broadcast_to` the input's
+#   shape. For `axis=None` without `keepdims`, $\bar g$ is 0-d and broadcasts as it is. Beware
+#   of square inputs: broadcasting a (3,) gradient back to (3, 3) along the wrong axis still
+#   gives a (3, 3) array, with the wrong numbers.
+# * Leave the parents' `.data` alone; the closures only read it.
+#
+# The check builds each operation on small leaves whose `.grad` may already hold something, runs
+# the new node's `_backward` once after setting `out.grad` to a random array, and compares
+# everything with PyTorch, broadcasting cases of the exercise above included.
+
+# %% tags=["stub"] activity="1a"
+def multiply(a, b):
+    """a * b elementwise, with broadcasting, as a new Tensor."""
+    raise NotImplementedError("Complete Activity 1a: multiply")
+
+
+def matmul(a, b):
+    """The matrix product of two 2-D Tensors, as a new Tensor."""
+    raise NotImplementedError("Complete Activity 1a: matmul")
+
+
+def reduce_sum(a, axis=None, keepdims=False):
+    """a.data.sum(axis=axis, keepdims=keepdims) as a new Tensor."""
+    raise NotImplementedError("Complete Activity 1a: reduce_sum")
+
+
+def exp(a):
+    raise NotImplementedError("Complete Activity 1a: exp")
+
+
+def log(a):
+    raise NotImplementedError("Complete Activity 1a: log")
+
+
+def relu(a):
+    raise NotImplementedError("Complete Activity 1a: relu")
+
+
+# %% tags=["reference"] activity="1a"
+def multiply(a, b):
+    out = Tensor(a.data * b.data, (a, b), "*")
+
+    def _backward():
+        a.grad += unbroadcast(out.grad * b.data, a.shape)  # each factor's slope is the other factor
+        b.grad += unbroadcast(out.grad * a.data, b.shape)
+
+    out._backward = _backward
+    return out
+
+
+def matmul(a, b):
+    out = Tensor(a.data @ b.data, (a, b), "@")
+
+    def _backward():
+        a.grad += out.grad @ b.data.T
+        b.grad += a.data.T @ out.grad
+
+    out._backward = _backward
+    return out
+
+
+def reduce_sum(a, axis=None, keepdims=False):
+    out = Tensor(a.data.sum(axis=axis, keepdims=keepdims), (a,), "sum")
+
+    def _backward():
+        upstream = out.grad
+        if axis is not None and not keepdims:
+            upstream = np.expand_dims(upstream, axis)  # the summed axes return with length 1
+        a.grad += np.broadcast_to(upstream, a.shape)
+
+    out._backward = _backward
+    return out
+
+
+def exp(a):
+    out = Tensor(np.exp(a.data), (a,), "exp")
+
+    def _backward():
+        a.grad += out.grad * out.data  # reuse the output: no second exponential
+
+    out._backward = _backward
+    return out
+
+
+def log(a):
+    out = Tensor(np.log(a.data), (a,), "log")
+
+    def _backward():
+        a.grad += out.grad / a.data
+
+    out._backward = _backward
+    return out
+
+
+def relu(a):
+    out = Tensor(np.maximum(a.data, 0.0), (a,), "relu")
+
+    def _backward():
+        a.grad += out.grad * (a.data > 0)  # nothing passes at exactly 0
+
+    out._backward = _backward
+    return out
+
+
+# %% [markdown]
+# The check cells of Activity 1a use one helper. `check_node` makes a Tensor leaf from each array
+# in `leaves` (with a random stale `.grad` unless `stale=False`), evaluates `expression` on them,
+# runs the new node's `_backward` once with a random `out.grad`, and compares the output, the
+# parents and every leaf's `.grad` with what PyTorch computes for the same expression.
+
+# %%
+def torch_sum(t, axis=None, keepdims=False):
+    """PyTorch's counterpart of reduce_sum."""
+    if axis is None:
+        return t.sum(dim=tuple(range(t.dim())), keepdim=True) if keepdims else t.sum()
+    return t.sum(dim=axis, keepdim=keepdims)
+
+
+TORCH_OPS = {"multiply": torch.mul, "matmul": torch.matmul, "reduce_sum": torch_sum, "exp": torch.exp,
+             "log": torch.log, "relu": torch.relu}
+
+
+def check_node(expression, leaves, *, stale=True, seed=0):
+    rng = np.random.default_rng(seed)
+    tensors = {name: Tensor(value) for name, value in leaves.items()}
+    earlier = {name: rng.normal(size=t.shape) if stale else np.zeros(t.shape) for name, t in tensors.items()}
+    for name, t in tensors.items():
+        t.grad = earlier[name].copy()
+    what = f"{expression} with " + ", ".join(f"{name} of shape {np.shape(v)}" for name, v in leaves.items())
+    try:
+        out = eval(expression, globals(), dict(tensors))
+    except NotImplementedError:
+        raise  # an activity still to do
+    except Exception as error:
+        raise AssertionError(f"{what}: the forward pass raised {type(error).__name__}: {error}") from None
+    assert isinstance(out, Tensor), f"{what}: expected a new Tensor, got a {type(out).__name__}"
+    assert all(out is not t for t in tensors.values()), f"{what}: return a new node, not one of the inputs"
+    for name, t in tensors.items():
+        assert any(parent is t for parent in out._prev), f"{what}: {name} is missing from the new node's _prev"
+    twins = {name: t64(value) for name, value in leaves.items()}
+    expected = eval(expression, {**globals(), **TORCH_OPS}, dict(twins))
+    close(out.data, expected.detach().numpy(), f"{what}: out.data")
+    upstream = rng.normal(size=tuple(expected.shape))
+    grads = torch.autograd.grad(expected, list(twins.values()), torch.tensor(upstream))
+    out.grad = upstream.copy()
+    try:
+        out._backward()
+    except NotImplementedError:
+        raise
+    except Exception as error:
+        raise AssertionError(f"{what}: out._backward() raised {type(error).__name__}: {error} (does every "
+                             "contribution have its parent's shape?)") from None
+    held = "already holding a gradient" if stale else "starting at zero"
+    for (name, t), grad in zip(tensors.items(), grads):
+        close(t.grad, earlier[name] + grad.numpy(),
+              f"{what}: {name}.grad after out._backward() ({name}.grad {held}, random out.grad)")
+        close(t.data, leaves[name], f"{what}: {name}.data (the inputs must not change)")
+
+
+# %% tags=["check"] activity="1a" points=4
+gen = np.random.default_rng(2024)
+
+
+def draw(*shape):
+    return gen.normal(size=shape)
+
+
+check_node("multiply(a, b)", {"a": draw(2, 3), "b": draw(2, 3)}, stale=False)
+check_node("multiply(a, b)", {"a": draw(2, 3), "b": draw(2, 3)})
+check_node("multiply(a, a)", {"a": draw(3, 2)})
+check_node("a * 2.5", {"a": draw(4)})
+check_node("-1.5 * a", {"a": draw(2, 2)})
+for left, right in [((32, 10), (10,)), ((4, 1), (1, 6)), ((2, 3, 5), (3, 1)), ((3, 3), (3,)), ((3,), (3, 3)),
+                    ((3, 1), (3, 3)), ((), (2, 2))]:
+    check_node("multiply(a, b)", {"a": draw(*left), "b": draw(*right)})
+for left, right in [((2, 4), (4, 3)), ((3, 3), (3, 3)), ((1, 4), (4, 1)), ((4, 1), (1, 3))]:
+    check_node("matmul(a, b)", {"a": draw(*left), "b": draw(*right)})
+check_node("matmul(a, a)", {"a": draw(3, 3)})
+check_node("a @ b", {"a": draw(2, 3), "b": draw(3, 2)}, stale=False)
+for shape, axes in [((3, 3), [None, 0, 1, -1, (0, 1)]), ((2, 3, 4), [None, 1, (0, 2), -1])]:
+    for axis in axes:
+        for keepdims in (False, True):
+            check_node(f"reduce_sum(a, {axis}, {keepdims})", {"a": draw(*shape)})
+check_node("a.sum()", {"a": draw(3)}, stale=False)
+check_node("exp(a)", {"a": np.array([[-2.0, 0.0, 0.5], [1.5, -0.3, 3.0]])})
+check_node("exp(a)", {"a": np.array(0.7)})
+check_node("log(a)", {"a": np.array([[0.05, 1.0, 2.5], [7.0, 0.4, 30.0]])})
+check_node("log(a)", {"a": np.array(3.0)}, stale=False)
+check_node("relu(a)", {"a": np.array([[-1.5, 0.0, 2.0], [-0.0, 0.7, -0.2]])})
+check_node("relu(a)", {"a": np.array([3.0, -3.0, 0.0, 1e-9])}, stale=False, seed=5)
+print("Activity 1a passed: multiply (exercise 4's broadcasts included), matmul, reduce_sum on every kind "
+      "of axis, exp, log and relu, with .grad that already held something.")
+
+# %% [markdown]
+# ### Activity 1b · A fused, stable cross-entropy (2 points)
+#
+# For logits $Z$ of shape (n, K) and integer labels $y_i \in \{0, \dots, K-1\}$, the mean
+# softmax cross-entropy is
+#
+# $$L = \frac1n \sum_{i} \Big[\log \sum_k e^{Z_{ik}} - Z_{i y_i}\Big]
+#     = -\frac1n \sum_i \log P_{i y_i}, \qquad P = \operatorname{softmax}(Z) \text{ row by row}.$$
+#
+# It could be composed from the primitives above, but it deserves a node of its own, as in every
+# framework:
+#
+# * **Stability.** $e^{1000}$ overflows. Subtract each row's maximum $m_i$ first (a constant: it
+#   cancels in the loss, so it needs no gradient), then take the log-softmax
+#   $\ell_{ik} = (Z_{ik} - m_i) - \log \sum_k e^{Z_{ik} - m_i}$ and $L = -\frac1n \sum_i \ell_{i y_i}$.
+# * **A short backward rule.** $\partial L / \partial Z = (P - Y)/n$ with $Y$ the one-hot
+#   matrix of the labels, and $P = e^{\ell}$ is at hand from the forward pass.
+# * **A small graph.** One node instead of a dozen and more (Section 5 counts them).
+#
+# Write `cross_entropy(logits, y)`: `logits` is a Tensor of shape (n, K), `y` an integer array
+# of shape (n,). Return a new Tensor of shape `()` whose only parent is `logits` (label
+# `"cross_entropy"`), and whose closure adds `out.grad * (P - Y) / n` to `logits.grad`. The check
+# compares the value and the gradient with PyTorch's `F.cross_entropy`, on logits as large as
+# ±1000 too.
+
+# %% tags=["stub"] activity="1b"
+def cross_entropy(logits, y):
+    """Mean softmax cross-entropy of logits (n, K) and integer labels y (n,), as one node."""
+    raise NotImplementedError("Complete Activity 1b: cross_entropy")
+
+
+# %% tags=["reference"] activity="1b"
+def cross_entropy(logits, y):
+    z = logits.data - logits.data.max(axis=1, keepdims=True)  # the shift: no overflow
+    log_probs = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+    rows, n = np.arange(len(y)), len(y)
+    out = Tensor(-log_probs[rows, y].mean(), (logits,), "cross_entropy")
+
+    def _backward():
+        slope = np.exp(log_probs)  # P
+        slope[rows, y] -= 1.0  # P - Y
+        logits.grad += out.grad * slope / n
+
+    out._backward = _backward
+    return out
+
+
+# %% tags=["check"] activity="1b" points=2
+def check_loss(logits, labels, *, upstream=1.0, stale=False):
+    what = f"cross_entropy on logits of shape {np.shape(logits)} with labels {list(labels)}"
+    if np.abs(logits).max() >= 1000:
+        what += " (logits of size 1000: shift by the row maximum)"
+    z = Tensor(logits)
+    earlier = np.random.default_rng(3).normal(size=z.shape) if stale else np.zeros(z.shape)
+    z.grad = earlier.copy()
+    loss = cross_entropy(z, np.array(labels))
+    assert isinstance(loss, Tensor), f"{what}: expected a Tensor, got a {type(loss).__name__}"
+    assert len(loss._prev) == 1 and loss._prev[0] is z, \
+        f"{what}: the loss must be one node whose _prev is (logits,); it has {len(loss._prev)} parents"
+    assert loss.shape == (), f"{what}: the loss must have shape (), not {loss.shape}"
+    twin = t64(logits)
+    expected = F.cross_entropy(twin, torch.tensor(labels))
+    (grad,) = torch.autograd.grad(expected, twin, torch.tensor(upstream, dtype=torch.float64))
+    close(loss.data, expected.item(), f"{what}: the loss")
+    loss.grad = np.array(upstream)
+    try:
+        loss._backward()
+    except NotImplementedError:
+        raise
+    except Exception as error:
+        raise AssertionError(f"{what}: loss._backward() raised {type(error).__name__}: {error}") from None
+    close(z.grad, earlier + grad.numpy(), f"{what}: logits.grad after loss._backward() with loss.grad = "
+          f"{upstream}" + (" (logits.grad already held a gradient)" if stale else ""))
+    close(z.data, logits, f"{what}: logits.data (the input must not change)")
+
+
+check_loss(np.array([[2.0, -1.0, 0.5, 0.0], [0.1, 0.2, -0.3, 1.5], [-2.0, 3.0, 1.0, 0.0]]), [0, 3, 1])
+check_loss(np.array([[1000.0, -1000.0, 0.0], [-1000.0, 1000.0, 0.0]]), [1, 0])
+check_loss(np.array([[1000.0, 999.0], [-1000.0, -998.5], [5.0, 1000.0]]), [0, 0, 1], upstream=0.5)
+check_loss(np.array([[0.3, -0.7, 1.1]]), [2], upstream=-1.5, stale=True)
+check_loss(np.random.default_rng(4).normal(size=(4, 4)) * 3, [3, 0, 0, 2], upstream=2.0, stale=True)
+print("Activity 1b passed: one node, stable at logits of ±1000, value and gradient equal to F.cross_entropy.")
+
+# %% [markdown]
+# ## 4 · Activity 2: the backward pass, and a second opinion
+#
+# A node may send its gradient on only when that gradient is complete, that is after every node
+# that uses it has added its share. A **topological order** lists each node after its parents;
+# read backwards, it puts each node after all of its users. You built it twice already (with an
+# explicit stack in the scalar engine, as `topological_order` in PT03); here it lives inside
+# `backward`, as in PyTorch. The graphs of this lab are at most a few hundred operations deep,
+# so a recursive depth-first search (place the parents, then the node) is fine.
+#
+# ### Activity 2 · `backward` and `numerical_grad` (3 points)
+#
+# `backward(root)`:
+#
+# 1. lists every node reachable from `root` through `_prev`, each **once** (identity, not value:
+#    two different tensors may hold equal numbers), every node after its parents;
+# 2. seeds `root.grad` with ones of the root's shape, $\partial L/\partial L$. For a root that is
+#    not a scalar this is what PyTorch's `out.backward(torch.ones_like(out))` does: the gradient
+#    of the sum of its entries;
+# 3. calls every node's `_backward` exactly once, from the root back to the leaves.
+#
+# It resets nothing else: a leaf's `.grad` keeps what it held and the new gradient is added to
+# it, as in PyTorch. It returns nothing. (`Tensor.backward()` calls it: `loss.backward()`.)
+#
+# `numerical_grad(f, arrays, h=1e-6)` is the oracle that knows nothing about graphs. `f` takes
+# no arguments and returns a number computed from the NumPy `arrays`. For every entry of every
+# array, set it to $x + h$ and call `f`, set it to $x - h$ and call `f` again, put $x$ back, and
+# record the **central difference** $(f_+ - f_-)/2h$, whose error shrinks like $h^2$ (a one-sided
+# difference only like $h$). Change the arrays themselves, in place, since `f` reads them, and
+# leave them exactly as they were. Return a list with one array of estimates per input array,
+# of its shape.
+
+# %% tags=["stub"] activity="2"
+def backward(root):
+    """Seed root.grad with ones, then run every node's _backward once, in reverse topological order."""
+    raise NotImplementedError("Complete Activity 2: backward")
+
+
+def numerical_grad(f, arrays, h=1e-6):
+    """Central-difference estimates of the derivative of f() with respect to every entry of `arrays`."""
+    raise NotImplementedError("Complete Activity 2: numerical_grad")
+
+
+# %% tags=["reference"] activity="2"
+def backward(root):
+    order, placed = [], set()
+
+    def place(node):  # parents first, then the node: a depth-first topological sort
+        if id(node) not in placed:
+            placed.add(id(node))
+            for parent in node._prev:
+                place(parent)
+            order.append(node)
+
+    place(root)
+    root.grad = np.ones_like(root.data)  # the seed dL/dL
+    for node in reversed(order):
+        node._backward()
+
+
+def numerical_grad(f, arrays, h=1e-6):
+    estimates = []
+    for array in arrays:
+        slopes = np.zeros(array.shape)
+        for index in np.ndindex(*array.shape):
+            kept = array[index]
+            array[index] = kept + h
+            above = f()
+            array[index] = kept - h
+            below = f()
+            array[index] = kept  # exactly as it was
+            slopes[index] = (above - below) / (2 * h)
+        estimates.append(slopes)
+    return estimates
+
+
+# %% tags=["check"] activity="2" points=3
+def compare_with_torch(build, arrays, what):
+    """build(*leaves) on Tensor leaves and on PyTorch leaves: the leaves' .grad after backward."""
+    leaves = [Tensor(a) for a in arrays]
+    backward(build(*leaves))
+    twins = [t64(a) for a in arrays]
+    out = build(*twins)
+    out.backward(torch.ones_like(out))
+    for number, (leaf, twin) in enumerate(zip(leaves, twins)):
+        close(leaf.grad, twin.grad.numpy(), f"{what}: .grad of leaf {number} after backward")
+
+
+def fan(x):  # u feeds two nodes; the paths from u to the output have different lengths
+    u = x * x
+    return u * 3.0 + u * u
+
+
+def layer_graph(A, W, b, c):  # b broadcast over rows, c over columns, H used three times
+    H = (A @ W + b).relu()
+    G = H * c + H
+    return (G * G).sum(axis=1, keepdims=True).mean() + (H * c).sum()
+
+
+compare_with_torch(fan, [np.array(2.0)], "u = x * x, L = 3u + u * u at x = 2 (by hand: 44)")
+rng2 = np.random.default_rng(7)
+compare_with_torch(layer_graph, [rng2.normal(size=s) for s in [(4, 3), (3, 5), (5,), (4, 1)]],
+                   "relu(A @ W + b) with b (5,) and c (4, 1) broadcast, H used three times")
+compare_with_torch(lambda x, y: x * y + x, [rng2.normal(size=(2, 3)), rng2.normal(size=(2, 3))],
+                   "x * y + x, an output of shape (2, 3) (seeded with ones)")
+w = Tensor([1.5, -0.5])
+w.grad = np.array([10.0, 10.0])  # left over from an earlier pass
+backward((w * w).sum())
+close(w.grad, [13.0, 9.0], "w.grad after backward(sum(w * w)) when it held [10, 10]: backward adds, it does not reset")
+root = (Tensor([1.0, 2.0]) * 3.0).sum()
+backward(root)
+close(root.grad, 1.0, "root.grad after backward(root): the seed")
+calls = []
+start = node = Tensor([1.0, -1.0])
+for step in range(12):  # twelve doublings: 4,096 paths through 13 nodes
+    node = node + node
+    rule = node._backward
+    node._backward = lambda rule=rule, step=step: (calls.append(step), rule())
+backward(node.sum())
+close(start.grad, [4096.0, 4096.0], "the gradient through 12 doublings n + n")
+assert sorted(calls) == list(range(12)), f"backward must call each _backward once; 12 doublings made {len(calls)} calls"
+
+A_check, B_check = np.array([[0.5, -1.0, 1.0], [0.8, 0.0, -0.5]]), np.array([0.3, -2.0, 1.0])
+A_sent, B_sent = A_check.copy(), B_check.copy()
+estimates = numerical_grad(lambda: float(np.sum(np.exp(2 * A_check) * B_check) + np.sum(B_check ** 4)),
+                           [A_check, B_check])
+assert isinstance(estimates, list) and len(estimates) == 2, \
+    "numerical_grad must return a list with one array per input array"
+twin_A, twin_B = t64(A_sent), t64(B_sent)
+(torch.exp(2 * twin_A) * twin_B).sum().add((twin_B ** 4).sum()).backward()
+close(estimates[0], twin_A.grad.numpy(), "numerical_grad for A in sum(exp(2A) * B) + sum(B^4), h = 1e-6",
+      tol=1e-7, rtol=0.0)
+close(estimates[1], twin_B.grad.numpy(), "numerical_grad for B in sum(exp(2A) * B) + sum(B^4), h = 1e-6",
+      tol=1e-7, rtol=0.0)
+close(A_check, A_sent, "A after numerical_grad (put every entry back exactly)", tol=1e-12)
+close(B_check, B_sent, "B after numerical_grad (put every entry back exactly)", tol=1e-12)
+cube = np.array([[1.0, -2.0], [0.5, 3.0]])
+(slopes,) = numerical_grad(lambda: float(np.sum(cube ** 3)), [cube], h=0.01)
+close(slopes, 3 * cube ** 2 + 0.01 ** 2, "numerical_grad of sum(x^3) with h = 0.01: a central difference gives "
+      "exactly 3x^2 + h^2")
+print("Activity 2 passed: backward on fan-out, broadcasting, shared and stale nodes; numerical_grad "
+      "central, in place, restored.")
+
+# %% [markdown]
+# ## 5 · The engine, checked
+#
+# Every backward rule is a derivation, and a derivation can be wrong in a way that still
+# trains. So compare the engine with central differences on an expression that uses every
+# operation: a bias `b` broadcast over rows, a column `c` broadcast over columns, a reduction
+# along one axis, `H` used several times, and the fused loss. For each leaf the cell prints the
+# relative error $\lVert g - \hat g \rVert / (\lVert g \rVert + \lVert \hat g \rVert)$ between the
+# engine's gradient $g$ and the estimate $\hat g$.
+
+# %% requires="1a 1b 2"
+check_rng = np.random.default_rng(0)
+check_arrays = [check_rng.normal(size=(4, 3)), check_rng.normal(size=(3, 5)), check_rng.normal(size=(5,)),
+                check_rng.normal(size=(4, 1)), check_rng.integers(0, 5, size=4).astype(float)]
+check_labels = check_arrays[4].astype(int)
+
+
+def every_operation():
+    A, W, b, c = (Tensor(array) for array in check_arrays[:4])
+    H = (A @ W + b).relu()  # b: (5,) copied into 4 rows
+    G = H * c + H  # c: (4, 1) copied into 5 columns; H used twice here
+    S = G.sum(axis=1, keepdims=True).exp().log() - c
+    total = cross_entropy(G, check_labels) + S.mean() + (H * H).sum(axis=0).mean()
+    return total, (A, W, b, c)
+
+
+total, check_leaves = every_operation()
+total.backward()
+check_numeric = numerical_grad(lambda: float(every_operation()[0].data), check_arrays[:4])
+table_errors = {}
+for name, leaf, estimate in zip("AWbc", check_leaves, check_numeric):
+    error = np.linalg.norm(leaf.grad - estimate) / (np.linalg.norm(leaf.grad) + np.linalg.norm(estimate))
+    table_errors[name] = float(error)
+    print(f"{name}: shape {str(leaf.shape):<7} grad shape {str(leaf.grad.shape):<7} relative error {error:.1e}")
+
+# %% [markdown]
+# Every gradient has its leaf's shape, the broadcast `b` and `c` included, and every relative
+# error is around $10^{-10}$: what central differences with $h = 10^{-6}$ can resolve, thousands
+# of times below the $10^{-7}$ that would start to look suspicious.
+#
+# **Fused or composed?** The same loss can be built from primitives: shift the logits by the row
+# maximum (as a constant), `exp`, `sum(axis=1, keepdims=True)`, `log`, the one-hot product and
+# `mean`. Before running the next cell: how many nodes will each graph have?
+
+# %% requires="1a 1b 2"
+def cross_entropy_composed(logits, labels):
+    """The same mean cross-entropy, built from the primitives only."""
+    classes = logits.shape[1]
+    shifted = logits - logits.data.max(axis=1, keepdims=True)  # a constant shift, no gradient
+    log_norm = shifted.exp().sum(axis=1, keepdims=True).log()  # (n, 1)
+    one_hot = np.eye(classes)[labels]
+    return (log_norm - (shifted * one_hot).sum(axis=1, keepdims=True)).mean()
+
+
+def node_count(root):
+    """How many distinct nodes the graph of `root` holds, leaves and constants included."""
+    seen, todo = {}, [root]
+    while todo:
+        current = todo.pop()
+        if id(current) not in seen:
+            seen[id(current)] = current
+            todo.extend(current._prev)
+    return len(seen)
+
+
+fused_rng = np.random.default_rng(0)
+Z0, y0 = fused_rng.normal(size=(6, 4)) * 3, fused_rng.integers(0, 4, size=6)
+z_fused, z_composed = Tensor(Z0), Tensor(Z0)
+loss_fused, loss_composed = cross_entropy(z_fused, y0), cross_entropy_composed(z_composed, y0)
+loss_fused.backward()
+loss_composed.backward()
+fused_nodes, composed_nodes = node_count(loss_fused), node_count(loss_composed)
+fused_gap = float(np.max(np.abs(z_fused.grad - z_composed.grad)))
+print(f"fused:    loss {float(loss_fused.data):.10f}, {fused_nodes} nodes")
+print(f"composed: loss {float(loss_composed.data):.10f}, {composed_nodes} nodes")
+print(f"largest difference between the two gradients: {fused_gap:.2e}")
+close(loss_fused.data, loss_composed.data, "the fused loss against the composed one")
+close(z_fused.grad, z_composed.grad, "the fused gradient against the composed one", tol=1e-15)
+
+# %% [markdown]
+# Equal to the last printed digit, and the gradients agree to a few units of $10^{-17}$. The
+# composed version is exact too because it shifts by the same maximum; without the shift it
+# would overflow at the first logit of 1000. The fused node does the stable part once, in one
+# place, and keeps the graph at two nodes instead of seventeen.
+#
+# ## 6 · Activity 3: the training loop
+#
+# With gradients you can trust, training is a short loop, and every line of it matters. Per
+# minibatch, in this order:
+#
+# 1. forward: the logits of the batch and their loss;
+# 2. `zero_grad(params)`: set every parameter's `.grad` to zeros of its shape. The engine only
+#    ever adds, so without this each update would use the sum of all gradients so far;
+# 3. `loss.backward()`;
+# 4. `sgd_step(params, lr)`: `data -= lr * grad` for every parameter, in place. Leave `.grad` as
+#    it is, as `optimizer.step()` does.
+#
+# ### Activity 3 · `zero_grad`, `sgd_step` and `train_epoch` (3 points)
+#
+# `train_epoch(forward, params, X, y, order, batch_size, lr)` runs one epoch: it walks through
+# the row indices in `order` (a permutation of the examples, drawn by the caller), `batch_size`
+# at a time (the last batch may be smaller), and performs the four steps for each batch with
+# `cross_entropy(forward(X[rows]), y[rows])` as the loss. `forward` maps a NumPy array of
+# inputs to a Tensor of logits; `params` is the list of the Tensors it uses. Return the list of
+# the batch losses as Python floats, each computed before its update.
+#
+# The check runs your epoch and a float64 PyTorch copy of it (same weights, same order) and
+# compares them update by update.
+
+# %% tags=["stub"] activity="3"
+def zero_grad(params):
+    """Set the .grad of every Tensor in params to zeros of its shape."""
+    raise NotImplementedError("Complete Activity 3: zero_grad")
+
+
+def sgd_step(params, lr):
+    """data <- data - lr * grad, in place, for every Tensor in params."""
+    raise NotImplementedError("Complete Activity 3: sgd_step")
+
+
+def train_epoch(forward, params, X, y, order, batch_size, lr):
+    """One epoch of minibatch SGD over the rows of X in `order`; the batch losses as floats."""
+    raise NotImplementedError("Complete Activity 3: train_epoch")
+
+
+# %% tags=["reference"] activity="3"
+def zero_grad(params):
+    for p in params:
+        p.grad = np.zeros_like(p.data)
+
+
+def sgd_step(params, lr):
+    for p in params:
+        p.data -= lr * p.grad
+
+
+def train_epoch(forward, params, X, y, order, batch_size, lr):
+    losses = []
+    for start in range(0, len(order), batch_size):
+        rows = order[start:start + batch_size]
+        loss = cross_entropy(forward(X[rows]), y[rows])
+        zero_grad(params)  # before backward: the engine only adds
+        loss.backward()  # fills every parameter's .grad
+        sgd_step(params, lr)  # then moves them
+        losses.append(float(loss.data))
+    return losses
+
+
+# %% tags=["check"] activity="3" points=3
+def torch_epoch(arrays, X, y, order, batch_size, lr):
+    """The same epoch in PyTorch: (batch losses, parameters afterwards). arrays = [W1, b1, ...]."""
+    leaves = [t64(a) for a in arrays]
+    history = []
+    for first in range(0, len(order), batch_size):
+        batch = order[first:first + batch_size]
+        act = t64(X[batch], grad=False)
+        for k in range(0, len(leaves), 2):
+            act = act @ leaves[k] + leaves[k + 1]
+            act = torch.relu(act) if k + 2 < len(leaves) else act
+        batch_loss = F.cross_entropy(act, torch.tensor(y[batch]))
+        grads = torch.autograd.grad(batch_loss, leaves)
+        with torch.no_grad():
+            for leaf, grad in zip(leaves, grads):
+                leaf -= lr * grad
+        history.append(batch_loss.item())
+    return history, [leaf.detach().numpy() for leaf in leaves]
+
+
+def check_epoch(sizes, n, batch_size, lr, seed):
+    rng = np.random.default_rng(seed)
+    X, y = rng.normal(size=(n, sizes[0])), rng.integers(0, sizes[-1], size=n)
+    arrays = []
+    for n_in, n_out in zip(sizes[:-1], sizes[1:]):
+        arrays += [rng.normal(size=(n_in, n_out)) / np.sqrt(n_in), 0.1 * rng.normal(size=n_out)]
+    params = [Tensor(a) for a in arrays]
+    for param in params:
+        param.grad = np.full(param.shape, 0.5)  # stale, as an earlier backward would leave it
+
+    def forward(inputs):
+        h = Tensor(inputs)
+        for k in range(0, len(params), 2):
+            h = matmul(h, params[k]) + params[k + 1]
+            h = relu(h) if k + 2 < len(params) else h
+        return h
+
+    order = rng.permutation(n)
+    what = f"train_epoch with layers {sizes}, {n} examples, batches of {batch_size}, lr {lr}"
+    losses = train_epoch(forward, params, X, y, order, batch_size, lr)
+    expected_losses, expected_params = torch_epoch(arrays, X, y, order, batch_size, lr)
+    assert isinstance(losses, list) and len(losses) == len(expected_losses), \
+        f"{what}: expected a list of {len(expected_losses)} batch losses, got {losses!r:.80}"
+    for number, (got, want) in enumerate(zip(losses, expected_losses), start=1):
+        close(got, want, f"{what}: the loss of batch {number} (before its update)")
+    for number, (p, want) in enumerate(zip(params, expected_params)):
+        close(p.data, want, f"{what}: parameter {number} after the epoch")
+
+
+stale = [Tensor(np.ones((2, 3))), Tensor(np.ones(3))]
+for p in stale:
+    p.grad = np.full(p.shape, 7.0)
+zero_grad(stale)
+for number, p in enumerate(stale):
+    close(p.grad, np.zeros(p.shape), f"parameter {number}'s .grad after zero_grad")
+    close(p.data, np.ones(p.shape), f"parameter {number}'s .data after zero_grad (it must not change)")
+moving = [Tensor([[1.0, 2.0], [3.0, 4.0]]), Tensor([0.5, -0.5])]
+moving[0].grad, moving[1].grad = np.array([[1.0, -1.0], [0.5, 0.0]]), np.array([2.0, 4.0])
+sgd_step(moving, 0.1)
+close(moving[0].data, [[0.9, 2.1], [2.95, 4.0]], "W after sgd_step(lr 0.1): data - lr * grad")
+close(moving[1].data, [0.3, -0.9], "b after sgd_step(lr 0.1): data - lr * grad")
+close(moving[1].grad, [2.0, 4.0], "b.grad after sgd_step (a step leaves the gradients alone)")
+check_epoch([3, 2], 10, 4, 0.5, seed=1)  # batches of 4, 4 and 2
+check_epoch([3, 5, 3], 9, 3, 0.2, seed=2)
+check_epoch([2, 4, 3], 5, 8, 1.0, seed=3)  # a single batch, smaller than batch_size
+print("Activity 3 passed: zero_grad, sgd_step, and epochs that agree with PyTorch update by update.")
+
+# %% [markdown]
+# ## 7 · Activity 4: a network, pinned against two oracles
+#
+# The `MLP` below is a fully connected network with a ReLU after every layer except the last. It
+# stores its parameters in one ordered list, `params = [W1, b1, W2, b2, ...]`, each $W$ of shape
+# (inputs, outputs) so that a layer is `h @ W + b`; `model(X)` returns the logits and
+# `model.zero_grad()` clears every `.grad`. It delegates to two functions that you write.
+#
+# The data generator of this section is given too: `spiral(points_per_class, rng)` lays out
+# three arms, class $k$ at angles $2\pi k/3 + 4r$ (plus noise of standard deviation 0.2) for radii
+# $r$ evenly spaced from 0 to 1. All three arms start at the centre, so their first points
+# coincide.
+
+# %%
+class MLP:
+    """A fully connected ReLU network; Activity 4 writes the two functions it calls."""
+
+    def __init__(self, sizes, rng):
+        self.sizes = list(sizes)
+        self.params = init_mlp(self.sizes, rng)
+
+    def __call__(self, X):
+        return mlp_forward(self.params, X)
+
+    def zero_grad(self):
+        zero_grad(self.params)
+
+
+def spiral(points_per_class, rng):
+    """Three interleaved spiral arms in the plane: points (3 * points_per_class, 2) and labels."""
+    radius = np.linspace(0.0, 1.0, points_per_class)
+    points, labels = [], []
+    for k in range(3):
+        angle = 2 * np.pi * k / 3 + 4.0 * radius + rng.normal(0.0, 0.2, points_per_class)
+        points.append(np.column_stack([radius * np.cos(angle), radius * np.sin(angle)]))
+        labels.append(np.full(points_per_class, k))
+    return np.concatenate(points), np.concatenate(labels)
+
+
+# %% [markdown]
+# ### Activity 4 · The MLP, a gradient check and a PyTorch witness (3 points)
+#
+# * `init_mlp(sizes, rng)`: for each pair of consecutive sizes (`fan_in`, `fan_out`), in order,
+#   draw `W = rng.normal(0.0, np.sqrt(2.0 / fan_in), size=(fan_in, fan_out))` (He
+#   initialisation) and set `b` to zeros of shape (`fan_out`,). Return the list
+#   `[W1, b1, W2, b2, ...]` of new Tensors. Draw in exactly this order: the digits run below
+#   relies on it.
+# * `mlp_forward(params, X)`: start from `as_tensor(X)`, apply `h @ W + b` layer by layer, with
+#   `relu` after every layer but the last, and return the logits Tensor.
+# * `gradient_check(model, X, y, h=1e-6)`: the first oracle. Clear the model's gradients, run
+#   `cross_entropy(model(X), y).backward()`, keep a copy of every parameter's `.grad`, then
+#   estimate the same gradients with your `numerical_grad` on the parameters' `.data` arrays.
+#   Return the worst, over every entry of every parameter, of
+#   $|\hat g - g| / \max(1, |g|)$ as a float. (Relative where gradients are large, absolute
+#   where they are tiny.)
+# * `torch_witness(model, X, y)`: the second oracle. Clear the gradients and run the engine's
+#   loss and `backward` as above; rebuild the same network in PyTorch, float64, with the same
+#   weights (`W` is already (inputs, outputs), so `h @ W + b` carries over), run
+#   `F.cross_entropy` and its backward. Return the pair `(loss_gap, grad_gap)`: the absolute
+#   difference of the two losses and the largest absolute difference between an engine gradient
+#   and PyTorch's, over all parameters, as floats.
+#
+# Neither checker may change the parameters. A checker is only worth something if it fails on
+# a wrong engine, so the check also hands them models with a wrong forward pass or a wrong
+# gradient on one parameter (built by `Tampered` below), and models whose `.grad` still holds
+# an earlier gradient.
+
+# %% tags=["stub"] activity="4"
+def init_mlp(sizes, rng):
+    """He-initialised parameters [W1, b1, W2, b2, ...] as new Tensors."""
+    raise NotImplementedError("Complete Activity 4: init_mlp")
+
+
+def mlp_forward(params, X):
+    """The logits Tensor of the network with parameters `params` for the inputs X."""
+    raise NotImplementedError("Complete Activity 4: mlp_forward")
+
+
+def gradient_check(model, X, y, h=1e-6):
+    """The worst |numeric - engine| / max(1, |engine|) over every entry of every parameter."""
+    raise NotImplementedError("Complete Activity 4: gradient_check")
+
+
+def torch_witness(model, X, y):
+    """(loss gap, largest gradient gap) between the engine and a float64 PyTorch copy."""
+    raise NotImplementedError("Complete Activity 4: torch_witness")
+
+
+# %% tags=["reference"] activity="4"
+def init_mlp(sizes, rng):
+    params = []
+    for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
+        params.append(Tensor(rng.normal(0.0, np.sqrt(2.0 / fan_in), size=(fan_in, fan_out))))
+        params.append(Tensor(np.zeros(fan_out)))
+    return params
+
+
+def mlp_forward(params, X):
+    h = as_tensor(X)
+    for layer in range(0, len(params), 2):
+        h = h @ params[layer] + params[layer + 1]
+        if layer + 2 < len(params):  # no relu on the logits
+            h = h.relu()
+    return h
+
+
+def gradient_check(model, X, y, h=1e-6):
+    model.zero_grad()  # stale gradients would be added to the new ones
+    cross_entropy(model(X), y).backward()  # the engine's gradients
+    engine = [p.grad.copy() for p in model.params]
+    estimates = numerical_grad(lambda: float(cross_entropy(model(X), y).data), [p.data for p in model.params], h)
+    return max(float(np.max(np.abs(e - g) / np.maximum(1.0, np.abs(g)))) for e, g in zip(estimates, engine))
+
+
+def torch_witness(model, X, y):
+    model.zero_grad()  # as in gradient_check
+    loss = cross_entropy(model(X), y)
+    loss.backward()  # the engine's side
+    copies = [torch.tensor(p.data, dtype=torch.float64, requires_grad=True) for p in model.params]
+    z = torch.tensor(X, dtype=torch.float64)
+    for layer in range(0, len(copies), 2):
+        z = z @ copies[layer] + copies[layer + 1]
+        if layer + 2 < len(copies):
+            z = torch.relu(z)
+    reference_loss = F.cross_entropy(z, torch.as_tensor(y, dtype=torch.long))
+    reference_loss.backward()
+    loss_gap = abs(float(loss.data) - reference_loss.item())
+    grad_gap = max(float(np.max(np.abs(p.grad - c.grad.numpy()))) for p, c in zip(model.params, copies))
+    return loss_gap, grad_gap
+
+
+# %% [markdown]
+# `Tampered` wraps a model and breaks it on purpose, in the forward pass (`no_relu=True`: the
+# hidden layers skip their ReLU) or in the backward pass (`scale={k: s}`: the gradient reaching
+# parameter `k` is multiplied by `s`, while the values stay right). It has the same `params`,
+# `__call__` and `zero_grad` as an `MLP`.
+
+# %%
+class Tampered:
+    """A network like MLP with a deliberate fault, to see whether a checker notices it."""
+
+    def __init__(self, params, *, no_relu=False, scale=None):
+        self.params, self.no_relu, self.scale = params, no_relu, dict(scale or {})
+
+    def passed(self, k):
+        """Parameter k as the forward pass sees it: same data, gradient scaled on the way back."""
+        p = self.params[k]
+        if k not in self.scale:
+            return p
+        view = Tensor(p.data, (p,), "scaled")
+
+        def send():
+            p.grad += self.scale[k] * view.grad
+
+        view._backward = send
+        return view
+
+    def __call__(self, X):
+        z = as_tensor(X)
+        for k in range(0, len(self.params), 2):
+            z = matmul(z, self.passed(k)) + self.passed(k + 1)
+            if k + 2 < len(self.params) and not self.no_relu:
+                z = relu(z)
+        return z
+
+    def zero_grad(self):
+        for p in self.params:
+            p.grad = np.zeros(p.shape)
+
+
+# %% tags=["check"] activity="4" points=3
+def true_gradients(model, X, y):
+    """PyTorch's loss and gradients for the standard network with model's weights."""
+    leaves = [t64(p.data) for p in model.params]
+    act = t64(X, grad=False)
+    for k in range(0, len(leaves), 2):
+        act = act @ leaves[k] + leaves[k + 1]
+        act = torch.relu(act) if k + 2 < len(leaves) else act
+    loss = F.cross_entropy(act, torch.tensor(y))
+    return loss.item(), [g.numpy() for g in torch.autograd.grad(loss, leaves)]
+
+
+def copies(params):
+    return [Tensor(p.data) for p in params]
+
+
+rng4 = np.random.default_rng(11)
+model = MLP([3, 4, 2], rng4)
+assert isinstance(model.params, list) and len(model.params) == 4, \
+    "init_mlp([3, 4, 2], rng) must return the list [W1, b1, W2, b2]"
+drawn = np.random.default_rng(11)
+for number, (p, shape) in enumerate(zip(model.params, [(3, 4), (4,), (4, 2), (2,)])):
+    assert isinstance(p, Tensor), f"init_mlp: params[{number}] must be a Tensor, got a {type(p).__name__}"
+    fan_in = shape[0] if len(shape) == 2 else None
+    want = drawn.standard_normal(shape) * np.sqrt(2.0 / fan_in) if fan_in else np.zeros(shape)
+    close(p.data, want, f"init_mlp([3, 4, 2], rng): params[{number}] (order W1, b1, W2, b2; He scale "
+          "sqrt(2 / fan_in); zero biases)")
+    close(p.grad, np.zeros(shape), f"init_mlp: params[{number}].grad")
+X4, y4 = spiral(4, np.random.default_rng(12))
+model = MLP([2, 5, 4, 3], np.random.default_rng(13))
+for p in model.params[1::2]:
+    p.data += 0.1  # move the biases off zero
+loss4 = cross_entropy(model(X4), y4)
+expected_loss, expected_grads = true_gradients(model, X4, y4)
+close(loss4.data, expected_loss, "the loss of MLP([2, 5, 4, 3]) on 12 spiral points (mlp_forward)")
+loss4.backward()
+for number, (p, g) in enumerate(zip(model.params, expected_grads)):
+    close(p.grad, g, f"MLP([2, 5, 4, 3]): params[{number}].grad after backward (mlp_forward)")
+
+kept = [p.data.copy() for p in model.params]
+for p in model.params:
+    p.grad = np.full(p.shape, 3.0)  # stale: the checkers must clear it
+worst = gradient_check(model, X4, y4)
+assert isinstance(worst, float), f"gradient_check must return a float, got a {type(worst).__name__}"
+assert worst < 1e-7, f"gradient_check on a correct model with stale .grad returned {worst:.3g}, expected below 1e-7"
+for number, (p, k) in enumerate(zip(model.params, kept)):
+    close(p.data, k, f"params[{number}].data after gradient_check (put every entry back)", tol=1e-12)
+worst = gradient_check(model, X4, y4, h=1e-4)  # central: error ~ h^2; one-sided: ~ h
+assert worst < 1e-7, (f"gradient_check with h = 1e-4 on a correct model returned {worst:.3g}; central differences "
+                      "stay below 1e-7 there (one-sided ones do not)")
+for k, s in [(5, 1.5), (0, 0.5)]:
+    fault = Tampered(copies(model.params), scale={k: s})
+    _, true = true_gradients(fault, X4, y4)
+    want = max(float(np.max(np.abs(g - s * g) / np.maximum(1.0, np.abs(s * g)))) if j == k else 0.0
+               for j, g in enumerate(true))
+    close(gradient_check(fault, X4, y4), want, f"gradient_check on a model whose gradient for params[{k}] is "
+          f"multiplied by {s} (the worst error over every parameter)", tol=1e-6)
+
+for p in model.params:
+    p.grad = np.full(p.shape, -2.0)
+gaps = torch_witness(model, X4, y4)
+assert isinstance(gaps, tuple) and len(gaps) == 2, "torch_witness must return the pair (loss_gap, grad_gap)"
+assert max(gaps) < 1e-12, f"torch_witness on a correct model with stale .grad returned {gaps}, expected ~1e-16"
+no_relu = Tampered(copies(model.params), no_relu=True)
+plain_loss = float(cross_entropy(no_relu(X4), y4).data)
+loss_gap, _ = torch_witness(no_relu, X4, y4)
+close(loss_gap, abs(plain_loss - expected_loss), "torch_witness's loss gap for a model without ReLUs", tol=1e-9)
+fault = Tampered(copies(model.params), scale={5: 2.0})
+_, grad_gap = torch_witness(fault, X4, y4)
+close(grad_gap, np.max(np.abs(expected_grads[5])), "torch_witness's grad gap when the gradient of params[5] is "
+      "doubled (it must compare every parameter)", tol=1e-9)
+print("Activity 4 passed: init_mlp and mlp_forward; gradient_check and torch_witness near zero on a correct "
+      "model and exact about the faults.")
+
+# %% [markdown]
+# ## 8 · Handwritten digits
+#
+# scikit-learn ships 1,797 digits of 8 × 8 pixels with intensities 0 to 16; the cell below scales
+# them to [0, 1] and splits them 60/20/20, stratified by digit, with `random_state=0` for both
+# splits. Then a 64-128-10 ReLU network, He-initialised from `np.random.default_rng(0)`, is
+# trained with your `train_epoch`: learning rate 0.2, batches of 32, 40 epochs, each in a fresh
+# order drawn from the same generator. No line of it differentiates anything by hand.
+#
+# **Predict** before running: after about 1,400 updates, what test accuracy do you expect?
+
+# %% requires="1a 1b 2 3 4"
+from sklearn.datasets import load_digits  # imported where they are first needed
+from sklearn.model_selection import train_test_split
+
+digits = load_digits()
+pixels, digit_labels = digits.data / 16.0, digits.target
+X_rest, X_test, y_rest, y_test = train_test_split(pixels, digit_labels, test_size=0.2, stratify=digit_labels,
+                                                  random_state=0)
+X_train, X_val, y_train, y_val = train_test_split(X_rest, y_rest, test_size=0.25, stratify=y_rest,
+                                                  random_state=0)
+print(f"{len(X_train)} training, {len(X_val)} validation and {len(X_test)} test images of {pixels.shape[1]} pixels")
+
+
+def accuracy(model, X, y):
+    return float(np.mean(model(X).data.argmax(axis=1) == y))
+
+
+digit_rng = np.random.default_rng(0)
+digit_model = MLP([64, 128, 10], digit_rng)
+digit_report = {}
+for epoch in range(1, 41):
+    batch_losses = train_epoch(digit_model, digit_model.params, X_train, y_train,
+                               digit_rng.permutation(len(X_train)), 32, 0.2)
+    if epoch % 10 == 0:
+        digit_report[epoch] = (batch_losses[-1], accuracy(digit_model, X_val, y_val))
+        print(f"epoch {epoch}: last batch loss {batch_losses[-1]:.4f}, validation accuracy "
+              f"{digit_report[epoch][1]:.3f}")
+digit_test_accuracy = accuracy(digit_model, X_test, y_test)
+print(f"test accuracy: {digit_test_accuracy:.3f}")
+
+# %% [markdown]
+# About 97% of the test digits, from four local rules (add, matmul, ReLU and the fused loss) and
+# a generic backward pass. A new kind of layer would only need its forward computation written in
+# Tensor operations, with no backward code of its own.
+#
+# ## 9 · The spiral project
+#
+# Three arms that wind around each other: no straight line separates any of them, so a network
+# has to bend its decision regions around the centre. First the two oracles on small networks,
+# then the training run.
+#
+# * Finite differences: `gradient_check` on an `MLP([2, 16, 16, 3])` with 60 spiral points;
+# * PyTorch: `torch_witness` on an `MLP([2, 32, 16, 3])` with 120 points.
+
+# %% requires="1a 1b 2 3 4"
+X_small, y_small = spiral(20, np.random.default_rng(1))
+spiral_worst = gradient_check(MLP([2, 16, 16, 3], np.random.default_rng(2)), X_small, y_small)
+X_mid, y_mid = spiral(40, np.random.default_rng(4))
+spiral_gaps = torch_witness(MLP([2, 32, 16, 3], np.random.default_rng(4)), X_mid, y_mid)
+print(f"gradient_check, worst error against central differences: {spiral_worst:.2e}")
+print(f"torch_witness, loss gap:                                 {spiral_gaps[0]:.2e}")
+print(f"torch_witness, largest gradient gap:                     {spiral_gaps[1]:.2e}")
+
+# %% [markdown]
+# Against central differences the engine is right to about $10^{-9}$, the noise floor of a
+# difference quotient with $h = 10^{-6}$ on a loss of order one; against PyTorch, to a few units
+# of $10^{-17}$, the rounding of float64 itself: the same gradients, computed in a different
+# order. The two losses are identical here; with other seeds they sometimes differ in the last
+# bit, $2.2 \times 10^{-16}$, because PyTorch averages the per-example losses in another order.
+#
+# **Training.** 100 points per arm from `np.random.default_rng(0)`, an `MLP([2, 64, 64, 3])`
+# from `np.random.default_rng(0)`, plain gradient descent: every step is one `train_epoch` whose
+# single batch is the whole set, at learning rate 0.5, for 1,000 steps. Since the three arms
+# start at the same point, at most 298 of the 300 points can be classified correctly: an
+# accuracy of 0.9933 is the ceiling. The cell ends by drawing the decision regions and the loss
+# curve.
+
+# %% requires="1a 1b 2 3 4"
+import matplotlib.pyplot as plt  # imported where it is first needed
+
+X_spiral, y_spiral = spiral(100, np.random.default_rng(0))
+spiral_model = MLP([2, 64, 64, 3], np.random.default_rng(0))
+everything = np.arange(len(X_spiral))
+spiral_losses, spiral_report = [], {}
+for step in range(1, 1001):
+    spiral_losses += train_epoch(spiral_model, spiral_model.params, X_spiral, y_spiral, everything,
+                                 len(X_spiral), 0.5)
+    if step in (1, 100, 250, 500, 1000):
+        spiral_report[step] = accuracy(spiral_model, X_spiral, y_spiral)
+        print(f"step {step:>4}: loss {spiral_losses[-1]:.4f}, training accuracy {spiral_report[step]:.4f}")
+spiral_accuracy = spiral_report[1000]
+
+grid_x, grid_y = np.meshgrid(np.linspace(-1.2, 1.2, 241), np.linspace(-1.2, 1.2, 241))
+regions = spiral_model(np.column_stack([grid_x.ravel(), grid_y.ravel()])).data.argmax(axis=1)
+regions = regions.reshape(grid_x.shape)
+fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.5))
+left.contourf(grid_x, grid_y, regions, levels=[-0.5, 0.5, 1.5, 2.5], colors=["#c6dbef", "#fdd0a2", "#c7e9c0"])
+left.scatter(X_spiral[:, 0], X_spiral[:, 1], c=y_spiral, cmap="brg", edgecolor="black", s=16)
+left.set(title="decision regions after 1,000 steps", xlabel="$x_1$", ylabel="$x_2$", aspect="equal")
+right.semilogy(np.arange(1, len(spiral_losses) + 1), spiral_losses, color="#1f5f9e")
+right.set(title="training loss", xlabel="gradient-descent step", ylabel="mean cross-entropy (log scale)")
+fig.tight_layout()
+plt.show()
+
+# %% [markdown]
+# ## 10 · The same machinery in PyTorch
+#
+# PyTorch's autograd is this design with the industrial parts added. The cells below run on
+# PyTorch alone; run each, then answer the questions that follow it.
+#
+# **The graph.** Every tensor computed from tensors that require gradients carries a `grad_fn`,
+# the node that made it; `grad_fn.next_functions` points to its inputs' nodes, as `_prev` does.
+
+# %%
+xt = torch.tensor(2.0, dtype=torch.float64, requires_grad=True)
+yt = torch.tensor(-3.0, dtype=torch.float64, requires_grad=True)
+ft = (xt * yt + xt) ** 2
+ft.backward()
+print(f"df/dx = {xt.grad.item()}, df/dy = {yt.grad.item()}")
+grad_fn_chain, step_fn = [], ft.grad_fn
+while step_fn is not None:  # follow the first input of every node down to a leaf
+    grad_fn_chain.append(type(step_fn).__name__)
+    step_fn = next((fn for fn, _ in step_fn.next_functions if fn is not None), None)
+for depth, name in enumerate(grad_fn_chain):
+    print("  " * depth + name)
+print("x is a leaf:", xt.is_leaf, "  x.grad_fn:", xt.grad_fn)
+
+# %% [markdown]
+# **Accumulation.** Three backward passes through three fresh graphs of the same leaf, with no
+# zeroing in between.
+
+# %%
+w_t = torch.tensor([1.0, -2.0], dtype=torch.float64, requires_grad=True)
+accumulated = []
+for i in range(3):
+    (w_t ** 2).sum().backward()  # the gradient is 2w = [2, -4] every time
+    accumulated.append(w_t.grad.tolist())
+    print(f"after backward #{i + 1}: w.grad = {accumulated[-1]}")
+w_t.grad.zero_()
+print("after w.grad.zero_():", w_t.grad.tolist())
+
+# %% [markdown]
+# **Freeing the graph.** After `backward`, PyTorch releases the values its nodes saved for the
+# backward pass, unless told to keep them with `retain_graph=True`.
+
+# %%
+a_t = torch.tensor([0.5, 1.5], dtype=torch.float64, requires_grad=True)
+out_t = (a_t.exp() * a_t).sum()
+out_t.backward(retain_graph=True)
+once = a_t.grad.clone()
+out_t.backward()  # allowed: the saved values were kept
+print("a.grad after two passes / after one:", (a_t.grad / once).tolist())
+try:
+    out_t.backward()  # the second pass freed them
+except RuntimeError as error:
+    retain_message = str(error).split(".")[0]
+    print("a third pass raises RuntimeError:", retain_message)
+
+# %% [markdown]
+# **Switching recording off.** Inside `torch.no_grad()` nothing is recorded; `detach()` returns a
+# tensor that shares the data but has no history.
+
+# %%
+v_t = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+with torch.no_grad():
+    scaled_t = v_t * 3.0
+    v_t -= 0.5 * torch.ones(2, dtype=torch.float64)  # an in-place update of a leaf, allowed here
+cut_t = v_t.detach()
+print("under no_grad:  requires_grad", scaled_t.requires_grad, " grad_fn", scaled_t.grad_fn)
+print("detached:       requires_grad", cut_t.requires_grad, " shares memory with v:",
+      cut_t.data_ptr() == v_t.data_ptr())
+print("v after the update:", v_t.tolist(), " still a leaf:", v_t.is_leaf)
+
+# %% [markdown]
+# **The version counter.** Every tensor counts its in-place modifications. A node that saved a
+# tensor for its backward pass remembers the count it saw and refuses to use the tensor if it
+# has changed since.
+
+# %%
+s_t = torch.tensor([0.0, 1.0, 2.0], dtype=torch.float64, requires_grad=True)
+e_t = s_t.exp()  # exp keeps its output for the backward pass
+total_t = (e_t * e_t).sum()
+print("version of e before:", e_t._version)
+with torch.no_grad():
+    e_t.add_(1.0)  # an in-place change after the forward pass
+print("version of e after: ", e_t._version)
+try:
+    total_t.backward()
+except RuntimeError as error:
+    version_message = str(error).split(";")[0]
+    print("backward raises RuntimeError:", version_message)
+
+# %% [markdown]
+# Your engine has no such counter. A ReLU's closure reads its input's `.data` when it runs, so
+# changing that array between the forward and the backward pass changes the gradient, silently:
+
+# %% requires="1a 2"
+silent = Tensor([1.0, -2.0, 3.0])
+silent_total = silent.relu().sum()
+silent.data *= -1.0  # after the forward pass
+silent_total.backward()
+print("gradient of sum(relu(x)) at x = [1, -2, 3]:", silent.grad.tolist(), " (correct: [1.0, 0.0, 1.0])")
+
+# %% [markdown]
+# **Questions.**
+#
+# 1. The chain printed `PowBackward0`, `AddBackward0`, `MulBackward0`, `AccumulateGrad`. Which
+#    function of your engine plays the part of each, and which line of your code does
+#    `AccumulateGrad` correspond to?
+# 2. After three passes `w.grad` was `[6, -12]`. Which line of Activity 3 prevents this in your
+#    training loop, and when can accumulating over several passes be what you want?
+# 3. What does your engine do if you call `backward` twice on the same loss? Compare with
+#    PyTorch's first two passes above (`retain_graph=True`, then a plain one).
+# 4. Where would a `no_grad` switch pay off in this lab, and what would it have to change in
+#    the `Tensor` class?
+# 5. Which of your backward rules read the input's `.data`, and which the output's? Which of them
+#    could the relu experiment above break?
+
+# %% [markdown] tags=["reference"]
+# **Instructor answers.**
+#
+# 1. `PowBackward0` has no counterpart (the engine has no power; `x ** 2` would be `x * x`),
+#    `AddBackward0` is `add`'s closure, `MulBackward0` is `multiply`'s. `AccumulateGrad` is the
+#    `+=` into a leaf's `.grad` inside those closures: the engine adds into every node, leaves
+#    included, where PyTorch adds only into leaves and passes gradients between interior nodes
+#    without storing them (unless `retain_grad()` is called).
+# 2. `zero_grad(params)` in `train_epoch`, before `loss.backward()`. Accumulation is useful when
+#    a batch does not fit in memory: several backward passes over its parts, then one update.
+# 3. It runs, because nothing is freed, and it is wrong: `backward` seeds the root with ones
+#    again, but every interior node still holds its gradient from the first pass and adds the new
+#    one to it, then passes the sum on. A leaf that feeds the root directly gets one more
+#    gradient; a leaf behind an interior node gets two more or, deeper down, even more. PyTorch
+#    with `retain_graph=True` adds exactly one more gradient (the ratio printed was 2), because it
+#    keeps no gradient on interior nodes; without it, PyTorch refuses.
+# 4. In evaluation and plotting (`accuracy`, the decision-region grid of 58,081 points), where
+#    graphs are built and never used. A module-level flag checked in each primitive would skip
+#    `_prev` and `_backward`, returning a plain leaf; extension B of the next version does this.
+# 5. Input: `multiply`, `matmul` (the other factor), `log` and `relu`. Output: `exp`. `reduce_sum`
+#    reads neither. Any rule that reads an array modified in place after the forward pass
+#    computes with the new values; here the mask of `relu` flipped. PyTorch's version counter
+#    exists to turn that into an error.
+
+# %% [markdown]
+# ## 11 · Extensions to come (A–F)
+#
+# The engine is small on purpose, small enough to extend. The next version of this lab adds six
+# optional activities with bonus points, one per extension, under these ids:
+#
+# | id | extension |
+# |---|---|
+# | A | Adam: per-parameter moment estimates instead of plain SGD, compared with it on the spiral |
+# | B | a `no_grad` switch: primitives that skip recording, and the speed-up of a forward pass |
+# | C | forward mode with dual numbers, and the regime where it beats reverse mode |
+# | D | double backprop: backward rules written in Tensor operations, Hessian-vector products |
+# | E | a `conv2d` operation with its backward rule, trained on a small image task |
+# | F | the tape drawn with Graphviz, by walking `_prev` |
+#
+# They are not part of this version; nothing here is graded for them.
+#
+# ## 12 · Discuss
+#
+# 1. `multiply` passes its contributions through `unbroadcast`, `matmul` does not. What would
+#    `matmul` need if it accepted batches of matrices, (B, m, n) @ (n, k)?
+# 2. `cross_entropy` is one node with a hand-written rule. Name two costs of composing it from
+#    primitives, and one advantage.
+# 3. Why does `gradient_check` take $\max(1, |g|)$ in the denominator instead of $|g|$?
+# 4. `gradient_check` agrees to about $10^{-9}$, `torch_witness` to about $10^{-17}$. Why is one
+#    oracle so much sharper than the other, and why is the blunter one still worth having?
+
+# %% [markdown] tags=["reference"]
+# **Instructor answers.**
+#
+# 1. The batch axis B of the first operand is a broadcast of the second: the gradient of the
+#    (n, k) matrix must be summed over B, `a.data.T @ out.grad` taken per batch and summed,
+#    which is exactly what `unbroadcast` does for elementwise operations.
+# 2. Costs: 17 nodes (memory and Python overhead) instead of 2, and the stability trick has to be
+#    remembered by whoever composes it (without the shift, `exp` overflows). Advantage: no new
+#    backward rule to derive and check; the composed graph is right as soon as its primitives are.
+# 3. Near a zero gradient the relative error $|\hat g - g|/|g|$ explodes from noise alone;
+#    flooring the denominator at 1 makes the test absolute there and relative elsewhere.
+# 4. Central differences have an error of order $h^2$ plus rounding of order
+#    $\varepsilon_\text{machine}/h$, about $10^{-10}$ at $h = 10^{-6}$; PyTorch computes the same
+#    exact gradient, so only float64 rounding separates the two. But PyTorch shares the
+#    engine's assumptions (the same model, written again), while finite differences assume
+#    nothing about derivatives at all: a derivative derived wrongly twice is caught only by the
+#    blunter oracle.
+
+# %% [markdown]
+# ## Sources
+#
+# * Andrej Karpathy's *micrograd*, whose `Value` design the `Tensor` class follows, with arrays.
+# * A. G. Baydin, B. A. Pearlmutter, A. A. Radul and J. M. Siskind, "Automatic differentiation in
+#   machine learning: a survey", JMLR 18 (2018).
+# * A. Paszke et al., "PyTorch: an imperative style, high-performance deep learning library",
+#   NeurIPS 2019; PyTorch documentation, "Autograd mechanics".
+# * K. He, X. Zhang, S. Ren and J. Sun, "Delving deep into rectifiers" (2015), for the
+#   $\sqrt{2/n_\text{in}}$ initialisation.
+# * Data: `sklearn.datasets.load_digits` (shipped with scikit-learn, nothing is downloaded), and
+#   the spiral generated on the spot.
