@@ -13,6 +13,7 @@ from pathlib import Path
 
 from autograder.labs import LabNotGradable, course_labs, grading_for
 from autograder.errors import GraderError
+from autograder.policy import NEEDED_PYTORCH, hidden_for, pytorch_mentions
 from autograder.sandbox import WALL_FACTOR, Limits, Worker, WorkerFailure
 from autograder.submission import Step, SubmissionError, answers, identify, load, program, student_name, untouched
 from autograder.vocabulary import listing, plural
@@ -71,10 +72,13 @@ class Clock:
 
 
 class Session:
-    """A worker that has run the submission's program, restarted as often as needed."""
+    """A worker that has run the submission's program, restarted as often as needed. A session
+    with `hidden` modules runs in a worker that cannot import them, and runs each cell statement
+    by statement, so that the code around a failed `import torch` still runs."""
 
-    def __init__(self, lab, steps, options, clock, extra_steps=()):
+    def __init__(self, lab, steps, options, clock, extra_steps=(), hidden=()):
         self.lab, self.steps, self.options, self.clock = lab, list(steps) + list(extra_steps), options, clock
+        self.hidden = hidden
         self.skipped = {}  # step index -> why the step is left out of later runs
         self.errors = {}  # step index -> the error it raised on its first run
         self.worker, self.restarts, self.folder, self.given_failures = None, 0, None, 0
@@ -92,7 +96,8 @@ class Session:
             self.folder = Path(tempfile.mkdtemp(prefix="grading-"))
             self.lab.copy_data(self.folder)
             with self.clock.phase("start"):
-                self.worker = Worker(self.folder, self.options.limits, self.options.sandboxed, self.options.pool)
+                self.worker = Worker(self.folder, self.options.limits, self.options.sandboxed, self.options.pool,
+                                     self.hidden)
             if self.run_steps():
                 return
 
@@ -103,7 +108,8 @@ class Session:
                 if index in self.skipped:
                     continue
                 try:
-                    reply = self.worker.ask({"op": "run", "source": step.source}, self.timeout())
+                    reply = self.worker.ask({"op": "run_each" if self.hidden else "run", "source": step.source},
+                                            self.timeout())
                 except WorkerFailure as failure:
                     if step.student:
                         self.skipped[index] = failure
@@ -136,7 +142,10 @@ class Session:
                 notes.append(f"{step.label} was left out: {self.skipped[index]}")
             elif index in self.errors and step.student:
                 error = self.errors[index]
-                notes.append(f"{step.label} raised {error['error']}: {error.get('message', '')}".rstrip(": "))
+                said = f"{error['error']}: {error.get('message', '')}".rstrip(": ")
+                notes.append(f"{step.label} needed PyTorch ({said}): free in your own cells, but not available to "
+                             "the activities graded with NumPy only" if error.get("unavailable")
+                             else f"{step.label} raised {said}")
         return notes
 
     def close(self):
@@ -149,11 +158,32 @@ class Session:
             self.folder = None
 
 
+class Sessions:
+    """One Session per set of hidden modules, started only when an activity needs it: the
+    activities graded without PyTorch share one worker, those that use it another."""
+
+    def __init__(self, lab, steps, options, clock, grading, extra_steps=()):
+        self.arguments, self.grading, self.open = (lab, steps, options, clock, extra_steps), grading, {}
+
+    def of(self, activity):
+        hidden = hidden_for(self.grading, activity)
+        if hidden not in self.open:
+            self.open[hidden] = Session(*self.arguments, hidden=hidden)
+        return self.open[hidden]
+
+    def problems(self):
+        return list(dict.fromkeys(note for session in self.open.values() for note in session.problems()))
+
+    def close(self):
+        for session in self.open.values():
+            session.close()
+
+
 def judge_activity(session, probes, cases, quiet=False):
     """The Outcome of one activity's hidden cases. Every case is run, so the feedback can say
     how many failed; a case that stops the worker ends the activity. `quiet` keeps the
     submission's own words out of the messages."""
-    failures, stopped = [], None
+    failures, stopped, needed = [], None, False
     for number, case in enumerate(cases, start=1):
         request = {"op": "probe", "source": f"{probes}\nprobe = {case.probe}\n",
                    "args": {key: encode(value) for key, value in case.args.items()}}
@@ -166,6 +196,7 @@ def judge_activity(session, probes, cases, quiet=False):
         if "error" in reply:
             detail = "" if quiet else reply.get("message", "")
             failures.append(f"{case.title}: raised {reply['error']}" + (f": {detail}" if detail else ""))
+            needed = needed or (bool(session.hidden) and reply.get("unavailable", False))
             continue
         try:
             with session.clock.phase("judge"):
@@ -183,7 +214,8 @@ def judge_activity(session, probes, cases, quiet=False):
         summary = (f"hidden check {stopped} of {total} did not complete, so the remaining {total - stopped} "
                    f"were not run" + (f"; {earlier} of the {plural(stopped - 1, 'check')} before it failed"
                                       if earlier else ""))
-    return Outcome(False, f"{summary}. The first failure: {failures[0]}")
+    needed = f"{NEEDED_PYTORCH} " if needed else ""
+    return Outcome(False, f"{summary}. {needed}The first failure: {failures[0]}")
 
 
 def grade(path, options=Options()):
@@ -202,12 +234,12 @@ def grade(path, options=Options()):
     clock = Clock(options.limits.submission_seconds)
     steps = program(lab, notebook)
     unchanged = untouched(lab, notebook)
-    session = Session(lab, steps, options, clock)
+    sessions = Sessions(lab, steps, options, clock, grading)
     outcomes, status = {}, "graded"
     try:
         for activity in lab.activities:
             try:
-                outcome = judge_activity(session, grading.probes, grading.cases[activity])
+                outcome = judge_activity(sessions.of(activity), grading.probes, grading.cases[activity])
             except OutOfTime:
                 status = "timeout"
                 outcome = Outcome(False, f"not graded: the submission used up its "
@@ -218,7 +250,7 @@ def grade(path, options=Options()):
                                          f"NotImplementedError('Complete Activity {activity}: {functions[0]}'); "
                                          f"write {listing(functions)} there", untouched=True)
             outcomes[activity] = outcome
-        problems = session.problems()
+        problems = sessions.problems()
     except WorkerFailure as failure:
         problems = [str(failure)]
         for activity in lab.activities:
@@ -226,12 +258,14 @@ def grade(path, options=Options()):
     except GraderError as error:
         return error_result(name, path, error.kind, str(error), started, lab.name), {}
     finally:
-        session.close()
+        sessions.close()
     if status == "graded":
         rejudge_with_reference_engine(grading, steps, outcomes, options, clock)
+    found = answers(lab, notebook)
+    point_at_pytorch(grading, found, outcomes)
     result = activity_result(name, path, lab, outcomes, problems, status, started)
     result["extra_data"]["phases"] = {key: round(value, 3) for key, value in clock.phases.items()}
-    return result, answers(lab, notebook)
+    return result, found
 
 
 def rejudge_with_reference_engine(grading, steps, outcomes, options, clock):
@@ -247,18 +281,31 @@ def rejudge_with_reference_engine(grading, steps, outcomes, options, clock):
     if not retry:
         return
     replaced = sorted({need for broken in retry.values() for need in broken}, key=list(lab.activities).index)
-    session = Session(lab, steps, options, clock, extra_steps=[
+    sessions = Sessions(lab, steps, options, clock, grading, extra_steps=[
         Step(lab.activities[need].reference.source, False, "reference") for need in replaced])
     try:
         for activity, broken in retry.items():
-            if judge_activity(session, grading.probes, grading.cases[activity], quiet=True).passed:
+            if judge_activity(sessions.of(activity), grading.probes, grading.cases[activity], quiet=True).passed:
                 outcomes[activity] = Outcome(True, "passed on a correct engine; with yours it failed because of "
                                                    f"{'activity' if len(broken) == 1 else 'activities'} "
                                                    f"{', '.join(broken)}, which lost their own points")
     except (OutOfTime, WorkerFailure, GraderError):
         pass  # the activity keeps the result it got on the submission's own engine
     finally:
-        session.close()
+        sessions.close()
+
+
+def point_at_pytorch(grading, found, outcomes):
+    """The static first message: a failed activity graded without PyTorch whose answer cell
+    names PyTorch (or a given helper that calls it) is told where. The grade never depends on it."""
+    for activity, outcome in outcomes.items():
+        if outcome.passed or outcome.untouched or hidden_for(grading, activity) == ():
+            continue
+        mention = pytorch_mentions(grading.lab, found.get(f"{activity}-answer", ""))
+        if mention is not None:
+            outcomes[activity] = Outcome(False, f"{outcome.message.rstrip('.')}. Your answer cell uses PyTorch "
+                                                f"on its line {mention[0]} (`{mention[1][:80]}`); this activity "
+                                                "is graded with NumPy only.")
 
 
 def activity_result(name, path, lab, outcomes, problems, status, started):

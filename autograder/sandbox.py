@@ -27,6 +27,7 @@ from autograder.errors import GraderError, GradingProblem
 
 WORKER = Path(__file__).resolve().with_name("worker.py")
 ZYGOTE = Path(__file__).resolve().with_name("zygote.py")
+UNAVAILABLE = Path(__file__).resolve().with_name("unavailable")  # mounted over hidden packages
 MOUNTED_WORKER = "/grader/worker.py"
 SANDBOX_HOME = "/submission"
 NOBODY = 65534
@@ -37,6 +38,8 @@ WALL_FACTOR = 5
 POLL_SECONDS = 0.2
 # Needed by some OpenBLAS builds to compute correctly on this hardware (see the env notes).
 PASSED_THROUGH = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+# The top-level packages of the torch distribution: what a worker graded without PyTorch lacks.
+WITHOUT_PYTORCH = ("functorch", "torch", "torchgen")
 
 
 class WorkerFailure(GradingProblem):
@@ -79,18 +82,35 @@ def choose_sandbox(mode):
     return available
 
 
-def bwrap_command(folder, python_args):
-    """bubblewrap arguments that expose only the system, Python, worker.py and `folder`."""
+@cache
+def hidden_paths(hidden):
+    """Where the modules named in `hidden` live on this Python's path: the directories and files
+    a worker graded without them must not see."""
+    found = []
+    for entry in filter(None, sys.path):  # as the worker's Python sees them: not resolved
+        folder = Path(entry)
+        for name in hidden:
+            for path in (folder / name, folder / f"{name}.py"):
+                if path.exists() and str(path) not in found:
+                    found.append(str(path))
+    return tuple(found)
+
+
+def bwrap_command(folder, python_args, hidden=()):
+    """bubblewrap arguments that expose only the system, Python, worker.py and `folder`, with
+    the packages named in `hidden` replaced by one that refuses to import (a module by /dev/null)."""
     # The private /tmp comes first: later mounts may lie below it (a checkout in /tmp).
     mounts = ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
     for path in ("/usr", "/bin", "/lib", "/lib64", "/sbin", "/etc", sys.base_prefix, sys.prefix):
         if Path(path).exists():
             mounts += ["--ro-bind", path, path]
+    for path in hidden_paths(hidden):
+        mounts += ["--ro-bind", str(UNAVAILABLE) if Path(path).is_dir() else "/dev/null", path]
     mounts += ["--ro-bind", str(WORKER), MOUNTED_WORKER]
     return ["bwrap", "--unshare-all", "--die-with-parent", "--new-session",
             "--uid", "65534", "--gid", "65534", "--hostname", "grader", *mounts,
             "--bind", str(folder), SANDBOX_HOME, "--chdir", SANDBOX_HOME,
-            "--", sys.executable, "-I", MOUNTED_WORKER, *python_args]
+            "--", sys.executable, "-I", MOUNTED_WORKER, *python_args, json.dumps(list(hidden))]
 
 
 def clean_environment(home):
@@ -112,29 +132,28 @@ def rlimits(limits, cap_processes=True):
     return found
 
 
-class Pool:
-    """The zygote of a grading run (zygote.py): workers forked from a process that has already
-    imported what the labs import. Needs root and control groups. `launch` starts the zygote
-    and returns at once, so that its imports overlap the grader's own set-up; the first worker
-    waits until it is ready and has forked one worker that works. Where the warm path cannot
-    run, `usable` is False and every worker starts cold."""
+class Zygote:
+    """One zygote (zygote.py): workers forked from a process that has already imported what the
+    labs import, less the modules it is `hidden`. `launch` starts it and returns at once, so that
+    its imports overlap the grader's own set-up; the first worker waits until it is ready and has
+    forked one worker that works. Where the warm path cannot run, `usable` is False and every
+    worker starts cold."""
 
-    def __init__(self, process, channel):
-        self.process, self.channel, self._buffer = process, channel, b""
+    def __init__(self, process, channel, hidden):
+        self.process, self.channel, self.hidden, self._buffer = process, channel, hidden, b""
         self._lock, self._state = threading.RLock(), None
 
     @classmethod
-    def launch(cls, modules):
-        if os.geteuid() != 0 or not cgroups_available() or not bwrap_available():
-            return None
+    def launch(cls, modules, hidden):
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         environment = clean_environment(tempfile.gettempdir())
         environment["MPLCONFIGDIR"] = tempfile.mkdtemp(prefix="zygote-matplotlib-")
-        process = subprocess.Popen([sys.executable, "-I", str(ZYGOTE), str(theirs.fileno()), json.dumps(modules)],
+        process = subprocess.Popen([sys.executable, "-I", str(ZYGOTE), str(theirs.fileno()), json.dumps(modules),
+                                    json.dumps(list(hidden))],
                                    env=environment, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                    pass_fds=(theirs.fileno(),), start_new_session=True)
         theirs.close()
-        return cls(process, ours)
+        return cls(process, ours, hidden)
 
     def usable(self):
         """True once the zygote is ready and a worker forked from it has answered."""
@@ -143,11 +162,13 @@ class Pool:
                 self._state = "ok"  # the trial worker below asks again, from this thread
                 try:
                     ready = self._receive(timeout=300)
+                    if "error" in ready:
+                        raise WorkerFailure("zygote", ready["error"])
                     if ready.get("threads") != 1:
                         raise WorkerFailure("threads", f"the zygote runs {ready.get('threads')} threads")
                     folder = Path(tempfile.mkdtemp(prefix="grading-trial-"))
                     try:
-                        Worker(folder, Limits(), True, self).close()
+                        Worker(folder, Limits(), True, self, self.hidden).close()
                     finally:
                         shutil.rmtree(folder, ignore_errors=True)
                 except (WorkerFailure, GraderError) as failure:
@@ -186,6 +207,30 @@ class Pool:
             self.process.wait()
 
 
+class Pool:
+    """The zygotes of a grading run, one per set of hidden modules: workers that may use PyTorch
+    fork from one that imported it, workers that grade without it from one that never did, so
+    that no reference to PyTorch can survive into them. Needs root and control groups."""
+
+    def __init__(self, zygotes):
+        self.zygotes = zygotes
+
+    @classmethod
+    def launch(cls, modules):
+        if os.geteuid() != 0 or not cgroups_available() or not bwrap_available():
+            return None
+        return cls({hidden: Zygote.launch(modules, hidden) for hidden in ((), WITHOUT_PYTORCH)})
+
+    def zygote(self, hidden):
+        """The zygote for workers without the modules `hidden`, if it can fork them."""
+        found = self.zygotes.get(tuple(hidden))
+        return found if found is not None and found.usable() else None
+
+    def close(self):
+        for zygote in self.zygotes.values():
+            zygote.close()
+
+
 class Forked:
     """A pooled worker's process, answering `pid` and `wait` like subprocess.Popen."""
 
@@ -208,30 +253,34 @@ class Forked:
 class Worker:
     """One worker process; every request has a time limit."""
 
-    def __init__(self, folder, limits, sandboxed, pool=None):
+    def __init__(self, folder, limits, sandboxed, pool=None, hidden=()):
+        """`pool`: a Pool, or the one Zygote to fork from; `hidden`: the top-level modules the
+        worker must not be able to import (WITHOUT_PYTORCH, or none)."""
         self.limits = limits
         self.group = ControlGroup(limits.processes, limits.memory_bytes) if cgroups_available() else None
         to_worker, self._requests = os.pipe()
         self._replies, from_worker = os.pipe()
         self._root = None
-        if pool is not None and sandboxed and self.group is not None and pool.usable():
+        zygote = pool.zygote(hidden) if isinstance(pool, Pool) else pool
+        if zygote is not None and sandboxed and self.group is not None and zygote.usable():
             status_read, status_write = os.pipe()
             os.chown(folder, NOBODY, NOBODY)  # the forked worker is nobody on the host too
             self._root = tempfile.mkdtemp(prefix="grading-root-")
             request = {"folder": str(folder), "root": self._root, "home": SANDBOX_HOME,
                        "cgroups": [str(d) for d in self.group.dirs], "rlimits": rlimits(limits, False),
-                       "environment": clean_environment(SANDBOX_HOME)}
+                       "environment": clean_environment(SANDBOX_HOME), "hidden": list(hidden),
+                       "hidden_paths": list(hidden_paths(tuple(hidden))), "unavailable": str(UNAVAILABLE)}
             try:
-                pid = pool.spawn(request, (to_worker, from_worker, status_write))
+                pid = zygote.spawn(request, (to_worker, from_worker, status_write))
             finally:
                 os.close(status_write)
             self.process = Forked(pid, status_read)
         else:
             python_args = [str(to_worker), str(from_worker)]
             if sandboxed:
-                command, home = bwrap_command(folder, python_args), SANDBOX_HOME
-            else:
-                command, home = [sys.executable, "-I", str(WORKER), *python_args], str(folder)
+                command, home = bwrap_command(folder, python_args, tuple(hidden)), SANDBOX_HOME
+            else:  # the worker's own finder is then all that refuses the hidden modules
+                command, home = [sys.executable, "-I", str(WORKER), *python_args, json.dumps(list(hidden))], str(folder)
             self.process = subprocess.Popen(
                 command, cwd=folder, env=clean_environment(home), stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, pass_fds=(to_worker, from_worker),

@@ -7,10 +7,19 @@ Replies carry plain data only: numbers, strings, and arrays as dtype, shape and 
 The grader compares them with its own answers, in its own process.
 
 Requests:  {"op": "run", "source": ...}                     execute a cell
+           {"op": "run_each", "source": ...}                execute a cell statement by statement,
+                                                            going on after a statement that fails
            {"op": "probe", "source": ..., "args": {...}}   define probe(), call probe(**args)
 Every request carries a random tag `seq` that its reply repeats, so the grader can tell its
 replies from anything else written to OUT.
+
+A worker may be started without some top-level modules (HIDDEN, a JSON list after the two file
+descriptors): importing them fails. The sandbox hides their files too, so this finder only
+makes the refusal say why; it is not what keeps them out. An error that comes from a hidden
+module's absence (importing it, or using a name that a failed statement would have bound) is
+marked `unavailable` in its reply, so the feedback can say that the code needed that module.
 """
+import ast
 import base64
 import json
 import os
@@ -22,7 +31,7 @@ import numpy
 _ndarray, _generic, _float64 = numpy.ndarray, numpy.generic, numpy.float64
 _dumps, _loads, _b64encode, _b64decode = json.dumps, json.loads, base64.b64encode, base64.b64decode
 _write, _read = os.write, os.read
-_isinstance, _type, _str, _dict, _exec = isinstance, type, str, dict, exec
+_isinstance, _type, _str, _dict, _exec, _compile = isinstance, type, str, dict, exec, compile
 _asarray = numpy.asarray
 _PLAIN = (bool, int, float, str, type(None))
 _MAX_ITEMS = 10000
@@ -99,6 +108,78 @@ def describe_error(error):
     return {"error": name, "message": _str(error)[:1000] if trusted else ""}
 
 
+class Unavailable:
+    """A meta path finder that refuses the hidden modules with a message naming the policy."""
+
+    def __init__(self, hidden):
+        self.hidden = frozenset(hidden)
+
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in self.hidden:
+            raise ModuleNotFoundError(f"No module named '{name}': it is not available when this code is graded",
+                                      name=name)
+        return None
+
+
+def bound_names(node):
+    """The names a top-level statement binds (over-approximated: names bound inside it count)."""
+    names = set()
+    for inner in ast.walk(node):
+        if _isinstance(inner, ast.Name) and _isinstance(inner.ctx, ast.Store):
+            names.add(inner.id)
+        elif _isinstance(inner, (ast.Import, ast.ImportFrom)):
+            names |= {(alias.asname or alias.name).split(".")[0] for alias in inner.names}
+        elif _isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(inner.name)
+    return names
+
+
+class Absence:
+    """What the hidden modules' absence has cost so far: the names left unbound by statements
+    that failed for want of them."""
+
+    def __init__(self, hidden):
+        self.hidden, self.unbound = frozenset(hidden), set()
+
+    def caused(self, error):
+        try:
+            return self._caused(error)
+        except BaseException:  # attributes a submission's own exception set to anything at all
+            return False
+
+    def _caused(self, error):
+        if _isinstance(error, ImportError):
+            return _str(error.name or "").split(".")[0] in self.hidden
+        if _isinstance(error, KeyError):  # sys.modules["torch"]
+            return bool(error.args) and error.args[0] in self.hidden
+        return _isinstance(error, NameError) and (error.name in self.unbound or error.name in self.hidden)
+
+    def describe(self, error):
+        described = describe_error(error)
+        if self.hidden and self.caused(error):
+            described["unavailable"] = True
+        return described
+
+
+def run_each(shell, source, absence):
+    """Run a cell one top-level statement at a time, so that a statement that fails for want of
+    a hidden module (an `import torch` at the top of a cell) leaves the others standing. The
+    reply describes the first error."""
+    try:
+        tree = ast.parse(shell.transform_cell(source))
+    except BaseException as error:
+        return describe_error(error)
+    first = None
+    for node in tree.body:
+        try:
+            _exec(_compile(ast.Module(body=[node], type_ignores=[]), "<cell>", "exec"), shell.user_ns)
+        except BaseException as error:  # the submission's errors are the grader's data
+            if absence.caused(error):
+                absence.unbound |= bound_names(node)
+            first = first if first is not None else error
+    return absence.describe(first) if first is not None else {"ok": True}
+
+
 class Channel:
     def __init__(self, fd_in, fd_out):
         self.fd_in, self.fd_out, self.buffer = fd_in, fd_out, b""
@@ -119,9 +200,12 @@ class Channel:
             data = data[_write(self.fd_out, data):]
 
 
-def main(fd_in, fd_out):
+def main(fd_in, fd_out, hidden=()):
     from IPython.core.interactiveshell import InteractiveShell
 
+    if hidden:
+        sys.meta_path.insert(0, Unavailable(hidden))
+    absence = Absence(hidden)
     shell = InteractiveShell.instance()
     channel = Channel(fd_in, fd_out)
     channel.send({"ready": True}, "0")
@@ -130,7 +214,9 @@ def main(fd_in, fd_out):
         if request["op"] == "run":
             result = shell.run_cell(request["source"], store_history=False, silent=True)
             failure = result.error_before_exec or result.error_in_exec
-            channel.send(describe_error(failure) if failure is not None else {"ok": True}, seq)
+            channel.send(absence.describe(failure) if failure is not None else {"ok": True}, seq)
+        elif request["op"] == "run_each":
+            channel.send(run_each(shell, request["source"], absence), seq)
         elif request["op"] == "probe":
             sys.settrace(None)
             sys.setprofile(None)
@@ -140,8 +226,8 @@ def main(fd_in, fd_out):
                 answer = scope["probe"](**{k: decode(v) for k, v in request["args"].items()})
                 channel.send({"ok": True, "value": encode(answer)}, seq)
             except BaseException as error:  # the submission's errors are the grader's data
-                channel.send(describe_error(error), seq)
+                channel.send(absence.describe(error), seq)
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]), int(sys.argv[2]))
+    main(int(sys.argv[1]), int(sys.argv[2]), _loads(sys.argv[3]) if len(sys.argv) > 3 else ())

@@ -1,7 +1,11 @@
 """A warm start for workers: one process per grading run imports what the labs import, then
 forks a fresh, sandboxed worker for each submission.
 
-    python -I zygote.py CONTROL_FD MODULES_JSON       (started by sandbox.Pool, as root)
+    python -I zygote.py CONTROL_FD MODULES_JSON HIDDEN_JSON      (started by sandbox.Pool, as root)
+
+A zygote with HIDDEN modules (PyTorch's packages) never imports them, and its workers cannot:
+in the worker's root their folders hold autograder/unavailable instead, and worker.py refuses
+them by name.
 
 Each fork builds its own sandbox the way bubblewrap does: new mount, PID, network, IPC and
 host-name namespaces; a root of its own holding the system, the Python installation and the
@@ -66,7 +70,7 @@ def bind(host_path, new_root, follow=False):
     mount(None, target, None, MS_BIND | MS_REMOUNT | MS_NOSUID | MS_RDONLY)
 
 
-def build_root(new_root, folder, home):
+def build_root(new_root, folder, home, hidden_paths=(), unavailable=None):
     """The worker's file system: what bwrap_command in sandbox.py exposes, at the same paths."""
     mount(None, "/", None, MS_REC | MS_PRIVATE)
     mount("tmpfs", new_root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755")
@@ -78,6 +82,11 @@ def build_root(new_root, folder, home):
             bind(Path(path), new_root)
     for path in (sys.base_prefix, sys.prefix):
         bind(Path(path), new_root, follow=True)
+    for path in hidden_paths:  # a package that refuses to import in its place (a module: /dev/null)
+        target = new_root / path.lstrip("/")
+        source = unavailable if target.is_dir() else "/dev/null"
+        mount(source, target, None, MS_BIND)
+        mount(None, target, None, MS_BIND | MS_REMOUNT | MS_NOSUID | MS_RDONLY)
     (new_root / "dev").mkdir(exist_ok=True)
     mount("tmpfs", new_root / "dev", "tmpfs", MS_NOSUID, "mode=0755")
     for device in DEVICES:
@@ -112,7 +121,8 @@ def become_worker(request, fds):
     check(libc.unshare(CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWPID | CLONE_NEWNET), "unshare")
     if os.fork():
         os._exit(0)  # the init below carries on in the new namespaces
-    build_root(Path(request["root"]), request["folder"], request["home"])
+    build_root(Path(request["root"]), request["folder"], request["home"], request["hidden_paths"],
+               request["unavailable"])
     socket.sethostname("grader")
     worker = os.fork()
     if worker:
@@ -141,7 +151,7 @@ def become_worker(request, fds):
     os.environ.update(request["environment"])
     os.chdir(request["home"])
     reseed()
-    sys.modules["worker"].main(to_worker, from_worker)
+    sys.modules["worker"].main(to_worker, from_worker, request["hidden"])
 
 
 def reseed():
@@ -153,14 +163,18 @@ def reseed():
         sys.modules["torch"].manual_seed(int.from_bytes(os.urandom(8), "little") >> 1)
 
 
-def preload(modules):
-    """Import what the labs import, with PyTorch kept to one thread: threads do not survive a
-    fork, and a child waiting on a pool the parent started hangs."""
-    import torch
+def preload(modules, hidden):
+    """Import what the labs import but the `hidden` modules, with PyTorch kept to one thread:
+    threads do not survive a fork, and a child waiting on a pool the parent started hangs.
+    Returns why the zygote cannot serve, or None."""
+    if "torch" not in hidden:
+        import torch
 
-    torch.set_num_threads(1)
-    torch.set_num_interop_threads(1)
+        torch.set_num_threads(1)
+        torch.set_num_interop_threads(1)
     for name in modules:
+        if name.split(".")[0] in hidden:
+            continue
         try:
             importlib.import_module(name)
         except Exception:  # a module a lab imports that is missing fails there, with its own message
@@ -174,15 +188,20 @@ def preload(modules):
     sys.modules["worker"] = worker
     spec.loader.exec_module(worker)
     from IPython.core.interactiveshell import InteractiveShell  # noqa: F401 -- imported for the children
+    leaked = sorted(name for name in sys.modules if name.split(".")[0] in hidden)
+    return f"importing the labs' modules imported {', '.join(leaked[:3])}, which it must not" if leaked else None
 
 
 def threads():
     return len(os.listdir("/proc/self/task"))
 
 
-def serve(control):
+def serve(control, refusal):
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # forked children are reaped by the kernel
     channel = socket.socket(fileno=control)
+    if refusal is not None:
+        channel.sendall((json.dumps({"error": refusal}) + "\n").encode())
+        return
     channel.sendall((json.dumps({"ready": True, "threads": threads()}) + "\n").encode())
     while True:
         try:
@@ -213,5 +232,4 @@ def serve(control):
 
 
 if __name__ == "__main__":
-    preload(json.loads(sys.argv[2]))
-    serve(int(sys.argv[1]))
+    serve(int(sys.argv[1]), preload(json.loads(sys.argv[2]), tuple(json.loads(sys.argv[3]))))

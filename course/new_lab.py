@@ -53,7 +53,8 @@ NOTEBOOK = '''\
 #
 # 1. the title, here and in the header (`course: title:`), and the text; list the data files
 #    the notebook reads under `course: data:` and put them in `data/`;
-# 2. per activity: its heading (id and points), the stub (each function raises
+# 2. per activity: its heading (id and points) and, unless `USES_PYTORCH` in `cases.py` lists
+#    it, the "Graded with NumPy only" line under it; the stub (each function raises
 #    `NotImplementedError("Complete Activity <id>: <function>")`), the reference cell right
 #    after the stub, and a check cell whose `points=` match the heading;
 # 3. in `autograder/labs/__LAB__/`: the hidden cases of each activity (`cases.py`), the probes
@@ -85,6 +86,8 @@ def close(actual, expected, quantity, *, atol=1e-6, rtol=1e-6):
 
 # %% [markdown]
 # ### Activity 1 · The VJP of an elementwise square (2 points)
+#
+# > Graded with NumPy only: PyTorch is not available to these functions when graded.
 #
 # $y = x^2$ squares each entry of $x$, an array of any shape: a scalar, a vector, a matrix.
 # Its VJP receives $v = \\bar y$, an array shaped like $y$, and returns $\\bar x$, shaped like
@@ -140,6 +143,10 @@ from autograder.vocabulary import Case, array_problem, first_problem, unchanged_
 # Activities whose functions call those of earlier ones, e.g. {"2": ("1",)}: when 2 and 1
 # both fail, 2 is graded again with the reference answer of 1. Nothing here calls anything.
 DEPENDS = {}
+
+# Activities whose point is PyTorch itself, graded with PyTorch available. Every other one is
+# graded in a worker without PyTorch, and its heading says so (see autograder/policy.py).
+USES_PYTORCH = ()
 
 
 # ---------------------------------------------------------------- 1: square_vjp

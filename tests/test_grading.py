@@ -16,6 +16,14 @@ from tests.submissions import answer_cell, save, with_answer, with_cell_after
 
 pytestmark = pytest.mark.slow
 
+# A student's own comparison with PyTorch and a plot of it, beside honest answers.
+TORCH_ASIDE = """import matplotlib.pyplot as plt
+import torch
+
+theirs = torch.linspace(-2.0, 2.0, 9, dtype=torch.float64).tanh()
+plt.plot(theirs.numpy())
+"""
+
 
 def replaced_function(activity, body):
     """The activity's reference with its first function's body replaced by `body`."""
@@ -64,6 +72,10 @@ def graded(lab, tmp_path_factory, release_dir, solved_dir):
     first = f"{next(iter(lab.activities))}-answer"
     save(with_cell_after(solved, first, "print('x' * (100 << 20))"), folder, "output-flood")
     save(with_cell_after(solved, first, "hoard = bytearray(64 << 30)"), folder, "memory-cell")
+    save(with_cell_after(solved, first, TORCH_ASIDE), folder, "pytorch-extra-cell")
+    opening = next(iter(lab.activities.values()))
+    save(with_answer(solved, opening.id, f"import torch\n\n{opening.reference.source}\n\n{TORCH_ASIDE}"), folder,
+         "pytorch-in-answer")
     (folder / "not-json.ipynb").write_text("this is not a notebook")
     (folder / "empty.ipynb").write_bytes(b"")
     stranger = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("def train():\n    return 1\n")])
@@ -151,9 +163,16 @@ def test_dependent_activities_are_graded_on_a_correct_engine(graded, lab):
             assert "correct engine" in test["output"]
 
 
-@pytest.mark.parametrize("name", ["output-flood", "memory-cell"])
+@pytest.mark.parametrize("name", ["output-flood", "memory-cell", "pytorch-extra-cell", "pytorch-in-answer"])
 def test_noise_in_extra_cells_costs_nothing(graded, lab, name):
     assert graded[3][name]["score"] == all_points(lab)
+
+
+@pytest.mark.parametrize("name", ["pytorch-extra-cell", "pytorch-in-answer"])
+def test_pytorch_beside_the_answers_is_free_and_said_to_be(graded, name):
+    """Where PyTorch is unavailable to the grading, the feedback says it was used and cost nothing."""
+    output = graded[3][name]["output"]
+    assert "needed PyTorch" in output and "free in your own cells" in output, output
 
 
 @pytest.mark.parametrize("name, status", [("not-json", "invalid_notebook"), ("empty", "invalid_notebook"),

@@ -8,6 +8,7 @@ import shutil
 import autograder.labs as labs
 from autograder.grade import grade
 from autograder.labs import grading_for, problems_of
+from autograder.policy import NUMPY_ONLY, policy_problems
 from autograder.vocabulary import Case, Mistake
 from tests.helpers import lab_notebook
 
@@ -93,3 +94,27 @@ def test_submission_of_a_lab_without_grading_knowledge_is_not_gradable(lab, solv
     assert result["status"] == "lab_not_gradable"
     assert f"lab {lab.name} cannot be graded" in result["output"] and "probes.py is missing" in result["output"]
     assert result["score"] == 0 and result["extra_data"]["lab"] == lab.name
+
+
+def test_the_pytorch_policy_must_be_declared(lab, monkeypatch):
+    monkeypatch.delattr(module(lab, "cases"), "USES_PYTORCH")
+    problems = " | ".join(problems_of(lab)[0])
+    assert "cases.py must define USES_PYTORCH" in problems
+
+
+def test_the_pytorch_policy_must_agree_with_the_notebook(lab, monkeypatch):
+    """Declaring an activity graded without PyTorch as one that uses it (or the reverse)
+    contradicts what its text tells students, and so does naming an activity that is not there."""
+    uses = grading_for(lab.name).uses_pytorch
+    flipped = next(iter(lab.activities))
+    monkeypatch.setattr(module(lab, "cases"), "USES_PYTORCH", tuple(uses ^ {flipped}) + ("Z9",))
+    problems = " | ".join(problems_of(lab)[0])
+    assert "USES_PYTORCH names activity Z9, which the notebook does not have" in problems
+    assert f"activity {flipped} " in problems and NUMPY_ONLY in problems
+
+
+def test_every_activity_graded_without_pytorch_says_so(lab):
+    """What students read under each heading matches how the grader treats the activity."""
+    uses = grading_for(lab.name).uses_pytorch
+    assert policy_problems(lab, uses) == []
+    assert set(lab.activities) - uses, f"{lab.name} grades every activity with PyTorch available"

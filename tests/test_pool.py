@@ -53,7 +53,8 @@ def probe():
 def pool():
     started = Pool.launch(lab_imports())
     assert started is not None, "the warm pool needs root, control groups and bubblewrap (see tools/install-sandbox.sh)"
-    assert started.usable(), "the zygote could not fork a working worker"
+    for hidden, zygote in started.zygotes.items():
+        assert zygote.usable(), f"the zygote without {hidden or 'nothing'} could not fork a working worker"
     yield started
     started.close()
 
@@ -102,7 +103,7 @@ def test_nothing_of_the_grader_is_left_open(two_workers):
         assert len(inherited) == 5 and all(link.startswith("pipe:") for link in inherited[3:]), seen["open_fds"]
 
 
-def test_the_zygote_stays_single_threaded_after_forks(pool, tmp_path):
+def test_the_zygotes_stay_single_threaded_after_forks(pool, tmp_path):
     look_around(pool, tmp_path, "third")
-    tasks = os.listdir(f"/proc/{pool.process.pid}/task")
-    assert len(tasks) == 1
+    for zygote in pool.zygotes.values():
+        assert len(os.listdir(f"/proc/{zygote.process.pid}/task")) == 1

@@ -7,10 +7,13 @@ A lab named ``<lab>`` is
 * the files in ``data/`` that the notebook's metadata names (``course: data:``);
 * ``autograder/labs/<lab>/``, what the grader knows about it, one file per job:
 
-  ``cases.py``     ``DEPENDS = {activity: (activities whose functions it calls), ...}`` and
-                   ``cases()``, returning ``{activity: [Case, ...]}``: the hidden checks, with
-                   the expected values computed there (with PyTorch) and the input classes
-                   each activity's cases are generated from documented beside them;
+  ``cases.py``     ``DEPENDS = {activity: (activities whose functions it calls), ...}``,
+                   ``USES_PYTORCH = (activity, ...)``, the activities whose point is PyTorch
+                   itself (every other one is graded in a worker without PyTorch, and its
+                   text in the notebook says so: see autograder/policy.py), and ``cases()``,
+                   returning ``{activity: [Case, ...]}``: the hidden checks, with the expected
+                   values computed there (with PyTorch) and the input classes each activity's
+                   cases are generated from documented beside them;
   ``probes.py``    functions the sandbox runs in the submission's namespace; every Case names
                    one of them and its keyword arguments. They return plain data, know no
                    expected value and judge nothing (the only file of the three a submission's
@@ -29,7 +32,8 @@ lab: it finds them in ``source/``.
 The check run when a lab is loaded: every activity of the notebook has hidden cases and at
 least three mistakes, each with its own description; no case, mistake or ``DEPENDS`` entry
 names an activity the notebook lacks; every case's probe is a function of ``probes.py``; every
-mistake replaces functions its activity defines. A lab that fails it cannot be graded: its submissions get the status
+mistake replaces functions its activity defines; ``USES_PYTORCH`` names only the notebook's
+activities, and exactly the others carry the sentence ``policy.NUMPY_ONLY`` in their text. A lab that fails it cannot be graded: its submissions get the status
 ``lab_not_gradable`` with the reason, and the test suite fails naming the lab and the part.
 """
 import ast
@@ -39,6 +43,7 @@ from functools import cache
 from pathlib import Path
 
 from autograder.errors import GradingProblem
+from autograder.policy import policy_problems
 from course.labs import find_labs
 
 HERE = Path(__file__).resolve().parent
@@ -57,6 +62,7 @@ class Grading:
     """Everything the grader knows about one lab, checked."""
     lab: object  # course.labs.Lab
     depends: dict
+    uses_pytorch: frozenset  # the activities graded with PyTorch available
     cases: dict  # activity -> [Case]
     probes: str  # the source of probes.py, sent into the sandbox
     mistakes: tuple
@@ -82,6 +88,7 @@ def problems_of(lab, folder=None):
     try:
         cases_module, mistakes_module = _import(lab.name, "cases"), _import(lab.name, "mistakes")
         depends = getattr(cases_module, "DEPENDS", None)
+        uses_pytorch = getattr(cases_module, "USES_PYTORCH", None)
         cases = cases_module.cases() if callable(getattr(cases_module, "cases", None)) else None
         mistakes = getattr(mistakes_module, "MISTAKES", None)
     except Exception as error:  # a lab's own bug: report it, never crash the grader
@@ -92,6 +99,12 @@ def problems_of(lab, folder=None):
     if not isinstance(depends, dict):
         problems.append("cases.py must define DEPENDS, a dict from activity to the activities it calls")
         depends = {}
+    if not isinstance(uses_pytorch, (tuple, list, set, frozenset)) or \
+            not all(isinstance(a, str) for a in uses_pytorch):
+        problems.append("cases.py must define USES_PYTORCH, the activities whose point is PyTorch itself "
+                        "(a tuple of activity ids; () when every activity is graded without PyTorch)")
+        uses_pytorch = ()
+    problems += policy_problems(lab, uses_pytorch)
     if not isinstance(cases, dict):
         problems.append("cases.py must define cases(), returning a dict from activity to a list of Case")
         cases = {}
@@ -139,7 +152,8 @@ def problems_of(lab, folder=None):
         if not replaced or not replaced <= set(activities[mistake.activity].functions):
             problems.append(f"mistake '{mistake.description}' must redefine functions of activity "
                             f"{mistake.activity} ({', '.join(activities[mistake.activity].functions)})")
-    grading = Grading(lab, {k: tuple(v) for k, v in depends.items()}, cases, probes, tuple(mistakes))
+    grading = Grading(lab, {k: tuple(v) for k, v in depends.items()}, frozenset(uses_pytorch), cases, probes,
+                      tuple(mistakes))
     return problems, grading
 
 

@@ -382,6 +382,8 @@ plt.show()
 #
 # ### Activity 1a · VJPs of addition, multiplication and the matrix product (3 points)
 #
+# > Graded with NumPy only: PyTorch is not available to these functions when graded.
+#
 # Each function takes the two forward inputs `a`, `b` and the adjoint `v` of the output, and
 # returns the pair `(a_bar, b_bar)`.
 #
@@ -484,6 +486,8 @@ print("Activity 1a passed: add_vjp, multiply_vjp and matmul_vjp in all four rank
 # %% [markdown]
 # ### Activity 1b · Undoing broadcasting (2 points)
 #
+# > Graded with NumPy only: PyTorch is not available to these functions when graded.
+#
 # In PT02 the bias $b$ of shape (C) was added to logits $XW^\top$ of shape (B, C). NumPy
 # broadcasting reuses every $b_c$ in all B rows, and every reuse sends back a contribution of
 # its own during the backward pass. Those contributions add up: $\bar b$ is $v$ summed over the
@@ -569,6 +573,8 @@ print("Activity 1b passed: sum_to_shape, and + and * between broadcast shapes.")
 
 # %% [markdown]
 # ### Activity 1c · Nonlinear operations (2 points)
+#
+# > Graded with NumPy only: PyTorch is not available to these functions when graded.
 #
 # Nonlinear operations are where reverse mode must keep values from the forward pass. For
 # $y = \tanh(x)$,
@@ -701,6 +707,8 @@ print(f"u_bar does end at {early[fan_u]:g}, but u had already passed on its adjo
 # graph as well; it receives an adjoint that nobody reads.)
 #
 # ### Activity 2 · `topological_order` and `backward` (4 points)
+#
+# > Graded with NumPy only: PyTorch is not available to these functions when graded.
 #
 # `topological_order(output)` returns each node reachable from `output` exactly once, parents
 # before the nodes that use them. Use an explicit stack, not recursion: Python gives up at a
@@ -992,6 +1000,8 @@ print("Supplied loss agrees with PyTorch on logits of size 1000, value and gradi
 # %% [markdown]
 # ### Activity 3 · `classifier_step` (3 points)
 #
+# > Graded with NumPy only: PyTorch is not available to these functions when graded.
+#
 # Write `classifier_step(X, targets, W, b, lr)`, one gradient-descent step with your engine:
 #
 # 1. wrap `X`, `W` and `b` in new Tensors; `W` and `b` are the leaves whose adjoints you want;
@@ -1150,6 +1160,8 @@ print(f"Validation accuracy after 60 updates: {val_accuracy:.3f}")
 # %% [markdown]
 # ## Optional A · An MLP with your engine (2 bonus points)
 #
+# > Graded with NumPy only: PyTorch is not available to these functions when graded.
+#
 # Once you have done PT02's Section 9, swap the linear model for PT02's MLP with one hidden
 # layer of 16 ReLU units:
 #
@@ -1249,6 +1261,8 @@ print("Activity A passed: 200 MLP updates, and one update on a single example, a
 # %% [markdown]
 # ## Optional B · Gradients as functions (1 bonus point)
 #
+# > Graded with NumPy only: PyTorch is not available to these functions when graded.
+#
 # `torch.func.grad` and JAX's `grad` turn a function into the function that computes its
 # gradient. Build the same thing on your engine: `grad(function)` returns a function of a NumPy
 # array `x` that wraps `x` in a new Tensor, calls `function` on it, runs `backward` and returns
@@ -1293,6 +1307,8 @@ print("Activity B passed: grad.")
 
 # %% [markdown]
 # ## Optional C · A Jacobian from VJPs (1 bonus point)
+#
+# > Graded with NumPy only: PyTorch is not available to these functions when graded.
 #
 # A VJP with seed $v$ is $\partial f(x)^*[v]$. Seeding with $e_j$, the $j$-th basis vector of
 # the output space, returns row $j$ of the Jacobian, just as in the lecture's reverse-mode

@@ -256,6 +256,8 @@ close(angle.grad, math.cos(0.5), "d sin(a)/da at a = 0.5")
 #
 # ### Activity 1a · Addition and multiplication (2 points)
 #
+# > Graded with NumPy only: PyTorch is not available to these functions when graded.
+#
 # Write `add(a, b)` and `multiply(a, b)` for two Values `a` and `b`, following the pattern of
 # `sin`. Each
 #
@@ -364,6 +366,8 @@ print("Activity 1a passed: add and multiply, a value used twice, numbers on eith
 
 # %% [markdown]
 # ### Activity 1b · Powers, exp, log, tanh and relu (3 points)
+#
+# > Graded with NumPy only: PyTorch is not available to these functions when graded.
 #
 # Five more primitives, each of one parent and each written like `sin`:
 #
@@ -519,6 +523,8 @@ print(f"naive backward: dL/dx = {naive_dx}   (4x^3 = {4 * 2.0**3})")
 # an order always exists.
 #
 # ### Activity 2 · `topological_order` and `backward` (4 points)
+#
+# > Graded with NumPy only: PyTorch is not available to these functions when graded.
 #
 # `topological_order(root)` returns the list of every node reachable from `root` through
 # `_prev`, each exactly once, every node after all of its parents, `root` last. The usual
@@ -764,6 +770,8 @@ print(f"an MLP [2, 8, 8, 1] has {len(MLP([2, 8, 8, 1], np.random.default_rng(0))
 #
 # ### Activity 3 · `logistic_loss` and `train_step` (3 points)
 #
+# > Graded with NumPy only: PyTorch is not available to these functions when graded.
+#
 # * `logistic_loss(scores, targets)`: `scores` is a list of Values, `targets` a sequence of
 #   numbers $\pm 1$ of the same length. Return a single Value, the mean of
 #   $\log(1 + e^{-t z})$, composed from Value operations (`exp`, `log`, `+`, `*`, `/`) so that
@@ -950,6 +958,8 @@ close(engine_accumulated, torch_accumulated, "accumulated gradients, your engine
 #
 # ### Optional A · A sigmoid primitive (1 bonus point)
 #
+# > Graded with NumPy only: PyTorch is not available to these functions when graded.
+#
 # The sigmoid $\sigma(x) = 1/(1 + e^{-x})$ can already be composed from existing operations,
 # `1 / (1 + (-x).exp())`, and the engine differentiates it correctly. Write `sigmoid(a)` as a
 # primitive instead: one new node with parent `(a,)`, label `"sigmoid"` and its own backward rule,
@@ -995,6 +1005,8 @@ print("Activity A passed: sigmoid as a single node, equal to the composed versio
 # memory, and often better numerical behaviour.
 #
 # ### Optional B · Forward mode with dual numbers (2 bonus points)
+#
+# > Graded with NumPy only: PyTorch is not available to these functions when graded.
 #
 # Reverse mode is one way to organise the chain rule. **Forward mode** is the other: every number
 # travels together with its derivative along one chosen input direction, and each operation

@@ -293,6 +293,8 @@ for left, right in [((32, 10), (10,)), ((4, 1), (1, 6)), ((2, 3, 5), (3, 1))]:
 #
 # ### Activity 1a · Multiply, matmul, sum, exp, log and relu (4 points)
 #
+# > Graded with NumPy only: PyTorch is not available to these functions when graded.
+#
 # Write the six functions below, each after the pattern of `add`: compute the output, create a
 # new `Tensor` with the parents (in argument order) and the label, attach a closure as its
 # `_backward`, and return the new node. In the table, $\bar g$ is the new node's `.grad` at the
@@ -512,6 +514,8 @@ print("Activity 1a passed: multiply (exercise 4's broadcasts included), matmul, 
 # %% [markdown]
 # ### Activity 1b · A fused, stable cross-entropy (2 points)
 #
+# > Graded with NumPy only: PyTorch is not available to these functions when graded.
+#
 # For logits $Z$ of shape (n, K) and integer labels $y_i \in \{0, \dots, K-1\}$, the mean
 # softmax cross-entropy is
 #
@@ -603,6 +607,8 @@ print("Activity 1b passed: one node, stable at logits of ±1000, value and gradi
 # so a recursive depth-first search (place the parents, then the node) is fine.
 #
 # ### Activity 2 · `backward` and `numerical_grad` (3 points)
+#
+# > Graded with NumPy only: PyTorch is not available to these functions when graded.
 #
 # `backward(root)`:
 #
@@ -833,6 +839,8 @@ close(z_fused.grad, z_composed.grad, "the fused gradient against the composed on
 #    it is, as `optimizer.step()` does.
 #
 # ### Activity 3 · `zero_grad`, `sgd_step` and `train_epoch` (3 points)
+#
+# > Graded with NumPy only: PyTorch is not available to these functions when graded.
 #
 # `train_epoch(forward, params, X, y, order, batch_size, lr)` runs one epoch: it walks through
 # the row indices in `order` (a permutation of the examples, drawn by the caller), `batch_size`

@@ -36,6 +36,9 @@ from autograder.vocabulary import (
 DEPENDS = {"3": ("1a", "1b", "2"), "A": ("1a", "1b", "1c", "2"), "B": ("1a", "1b", "1c", "2"),
            "C": ("1a", "1b", "1c", "2")}
 
+# Every activity builds the engine, so every one is graded in a worker without PyTorch.
+USES_PYTORCH = ()
+
 
 def covering(factors, full):
     """Rows {factor: class name} of a covering design over `factors` ({factor: {class: ...}}).

@@ -23,6 +23,8 @@ from autograder.vocabulary import Case, array_problem, as_numbers, describe, fir
 # primitives, loss and backward; the network and its checkers (4) all of that and zero_grad.
 DEPENDS = {"3": ("1a", "1b", "2"), "4": ("1a", "1b", "2", "3")}
 
+USES_PYTORCH = ("4",)
+
 TOL = 1e-9
 
 
