@@ -13,6 +13,8 @@ $(SETUP): requirements.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	bash tools/install-sandbox.sh
+	@# The JupyterLab tests drive Debian's chromium; without it they fail, naming this script.
+	bash tools/install-browser.sh
 	@# The PostgreSQL gradebook tests need the server's programs; without root they fail saying how.
 	-bash tools/postgres.sh install
 	touch $@

@@ -1,4 +1,5 @@
 """python -m autograder grade PATH... --out DIR [--jobs N | --scheduler ADDRESS] [--db URL] [--regrade] [limits]
+python -m autograder gradescope LAB --out FILE.zip
 
 Grades submitted notebooks (files, or folders searched for *.ipynb) and writes, in DIR:
 <name>.json (Gradescope results schema plus `status`), <name>.html (feedback), grades.csv,
@@ -8,6 +9,9 @@ nbgrader's submitted/<student>/<lab>/ layout, else the file's stem. Exits 0 once
 submission has a result, whatever the scores. A run grades only the submissions without a
 current result in DIR (same notebook, grader and lab), so an interrupted batch goes on where it
 stopped; --regrade grades them all.
+
+`gradescope` writes LAB's Gradescope autograder bundle, which grades each submission there with
+this same grader and sandbox.
 """
 import argparse
 import os
@@ -32,6 +36,9 @@ def main(argv=None):
                          help="grade every submission again, even those with a current result in DIR")
     catalogue = commands.add_parser("mistakes", help="run a lab's catalogue of wrong answers through the checks")
     catalogue.add_argument("--lab", action="append", help="a lab to run (repeatable; default: every lab)")
+    bundle = commands.add_parser("gradescope", help="write a lab's Gradescope autograder bundle")
+    bundle.add_argument("lab", help="the lab, as named in source/")
+    bundle.add_argument("--out", required=True, metavar="FILE.zip", help="where the bundle goes")
     for command in (grading, catalogue):
         command.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="submissions graded at once")
         command.add_argument("--cell-timeout", type=float, default=60.0, metavar="S",
@@ -44,6 +51,10 @@ def main(argv=None):
         command.add_argument("--no-pool", action="store_true",
                              help="start every worker cold instead of forking it from a warm zygote")
     args = parser.parse_args(argv)
+    if args.command == "gradescope":  # grades nothing here, so no zygote
+        from autograder.gradescope.bundle import write_bundle
+
+        return write_bundle(args.lab, args.out)
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")
     # The zygote imports PyTorch and the rest while this process imports the grader: start it first.

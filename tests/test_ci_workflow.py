@@ -1,4 +1,5 @@
-"""The GitHub workflow grades submitted/ with `make grade`; the test runs that same target."""
+"""The GitHub workflows: one grades submitted/ with `make grade` (the test runs that same target),
+one runs the test suite as CI does and keeps the tests' screenshots however the tests end."""
 import json
 import subprocess
 
@@ -7,12 +8,14 @@ import yaml
 
 from autograder.labs import course_labs
 from tests.helpers import ROOT, all_points
+from tests.jupyterlab import ARTIFACTS
 
 WORKFLOW = ROOT / ".github/workflows/grade.yml"
+TEST_WORKFLOW = ROOT / ".github/workflows/test.yml"
 
 
-def steps():
-    return yaml.safe_load(WORKFLOW.read_text())["jobs"]["grade"]["steps"]
+def steps(workflow=WORKFLOW, job="grade"):
+    return yaml.safe_load(workflow.read_text())["jobs"][job]["steps"]
 
 
 def test_workflow_grades_with_make_grade_and_uploads_graded():
@@ -22,6 +25,15 @@ def test_workflow_grades_with_make_grade_and_uploads_graded():
     assert upload["with"]["path"] == "graded/"
     makefile = (ROOT / "Makefile").read_text()
     assert "GRADED ?= graded" in makefile and "SUBMITTED ?= submitted" in makefile
+
+
+def test_test_workflow_runs_ci_and_uploads_the_artifacts_even_on_failure():
+    runs = [step["run"] for step in steps(TEST_WORKFLOW, "test") if "run" in step]
+    assert runs == ["bash .ci/run"]
+    upload = next(step for step in steps(TEST_WORKFLOW, "test") if step.get("uses", "").startswith("actions/upload-artifact"))
+    assert upload["with"]["path"] == "test-artifacts/" and upload["if"] == "always()"
+    assert upload["with"]["path"] == f"{ARTIFACTS.relative_to(ROOT).parts[0]}/"  # where the screenshots go
+    assert "/test-artifacts/" in (ROOT / ".gitignore").read_text().splitlines()
 
 
 @pytest.mark.slow

@@ -2,6 +2,7 @@
 import hashlib
 import re
 
+import pytest
 import yaml
 
 from tests.helpers import ROOT
@@ -47,3 +48,14 @@ def test_every_data_file_a_lab_reads_is_bundled_and_its_hash_is_in_the_notebook(
     for name in lab.data_files:
         digest = hashlib.sha256((ROOT / "data" / name).read_bytes()).hexdigest()
         assert digest in lab.path.read_text(), f"{lab.name} reads {name} without checking its SHA-256"
+
+
+def test_without_chromium_the_browser_tests_fail_naming_the_set_up_step(monkeypatch):
+    """Never a silent skip: a machine without the browser says how to install it."""
+    import tests.jupyterlab as jupyterlab
+
+    monkeypatch.delenv("AUTOGRADER_CHROMIUM", raising=False)
+    monkeypatch.setattr(jupyterlab, "CHROMIUM_CANDIDATES", ("/nonexistent/chromium",))
+    with pytest.raises(pytest.fail.Exception) as failure:
+        jupyterlab.chromium_executable()
+    assert "tools/install-browser.sh" in str(failure.value)

@@ -63,6 +63,7 @@
 
 # %%
 import hashlib
+import os
 from io import BytesIO
 from pathlib import Path
 from urllib.request import urlopen
@@ -900,19 +901,29 @@ print("Activity 2 passed: order, fan-out, unequal paths, seeds, shape errors, re
 
 # %%
 PENGUINS_SHA256 = "f204db2c753b0937caac3cb35258562c14f073e4bbc76be24b4c51ce22767a93"
-PENGUINS_URL = "https://raw.githubusercontent.com/allisonhorst/palmerpenguins/main/inst/extdata/penguins.csv"
+# Where a notebook opened alone fetches the CSV; COURSE_DATA_URL, if set, names another folder
+# that serves the same file (a mirror, or a local server).
+PENGUINS_URL = os.environ.get("COURSE_DATA_URL", "https://raw.githubusercontent.com/allisonhorst/palmerpenguins/"
+                              "main/inst/extdata").rstrip("/") + "/penguins.csv"
 
 
 def penguin_bytes():
-    """The bundled CSV (beside the notebook, or at the course root), else a verified download."""
-    for candidate in (Path("data/penguins.csv"), Path("../../data/penguins.csv")):
-        if candidate.is_file():
-            blob = candidate.read_bytes()
-            break
-    else:
-        blob = urlopen(PENGUINS_URL, timeout=30).read()
-    if hashlib.sha256(blob).hexdigest() != PENGUINS_SHA256:
-        raise RuntimeError("penguins.csv is not the expected file (SHA-256 mismatch)")
+    """The bundled CSV (beside the notebook, or at the course root); else a download, kept in
+    data/ so that it happens once. A copy in data/ that fails the checksum is deleted."""
+    kept = Path("data/penguins.csv")
+    found = next((path for path in (kept, Path("../../data/penguins.csv")) if path.is_file()), None)
+    if found is None:
+        kept.parent.mkdir(exist_ok=True)
+        kept.write_bytes(urlopen(PENGUINS_URL, timeout=30).read())
+        found = kept
+    blob = found.read_bytes()
+    digest = hashlib.sha256(blob).hexdigest()
+    if digest != PENGUINS_SHA256:
+        if found == kept:
+            kept.unlink()  # the next run downloads a fresh copy
+        raise RuntimeError(f"{found} is not the published penguins.csv: its SHA-256 is {digest}, not "
+                           f"{PENGUINS_SHA256}." + (f" It was deleted; run this cell again to download it "
+                                                    f"from {PENGUINS_URL}." if found == kept else ""))
     return blob
 
 

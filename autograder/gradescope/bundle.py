@@ -1,0 +1,65 @@
+"""Write a lab's Gradescope autograder bundle: a zip holding setup.sh and run_autograder at its
+root, the pinned requirements, the grader (autograder/, course/), the lab's grading knowledge,
+its instructor notebook (the grader runs the lab's given code from it), its data, and its
+release (the gradebook reads the student notebook). Nothing of the other labs goes in. The same
+files always give the same bytes: fixed dates, a fixed order."""
+import io
+import zipfile
+from pathlib import Path
+
+from autograder.labs import LabNotGradable, course_labs, grading_for
+from autograder.results_store import atomic_write
+from course.labs import ROOT
+
+HERE = Path(__file__).resolve().parent
+SCRIPTS = ("setup.sh", "run_autograder")  # at the zip's root, where Gradescope looks; executable
+EARLIEST_ZIP_DATE = (1980, 1, 1, 0, 0, 0)
+
+
+def bundle_files(lab):
+    """{name in the zip: file on disk} for `lab`'s bundle."""
+    grader = [*ROOT.glob("autograder/*.py"), *ROOT.glob("autograder/gradescope/*.py"),
+              ROOT / "autograder/labs/__init__.py", *ROOT.glob(f"autograder/labs/{lab.name}/*.py"),
+              *ROOT.glob("course/*.py")]
+    release = ROOT / "release" / lab.name
+    notebook = [lab.path, release / f"{lab.name}.ipynb", *(ROOT / "data" / name for name in lab.data_files),
+                *(release / "data" / name for name in lab.data_files)]
+    files = {name: HERE / name for name in SCRIPTS}
+    files["requirements.txt"] = ROOT / "requirements.txt"
+    files.update({path.relative_to(ROOT).as_posix(): path for path in grader + notebook})
+    return dict(sorted(files.items()))
+
+
+def bundle_bytes(lab):
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as bundle:
+        for name, path in bundle_files(lab).items():
+            entry = zipfile.ZipInfo(name, EARLIEST_ZIP_DATE)
+            entry.compress_type = zipfile.ZIP_DEFLATED
+            entry.external_attr = (0o100755 if name in SCRIPTS else 0o100644) << 16  # Unix mode bits
+            bundle.writestr(entry, path.read_bytes())
+    return buffer.getvalue()
+
+
+def write_bundle(lab_name, out):
+    """Write the bundle of `lab_name` to `out`; exit with a message for a lab that does not exist
+    or cannot be graded (a bundle would give every student the same error)."""
+    labs = course_labs()
+    if lab_name not in labs:
+        raise SystemExit(f"autograder: there is no lab {lab_name} in source/ (labs: {', '.join(sorted(labs))})")
+    try:
+        grading_for(lab_name)
+    except LabNotGradable as error:
+        raise SystemExit(f"autograder: {error}") from None
+    lab = labs[lab_name]
+    missing = [str(path) for path in bundle_files(lab).values() if not path.is_file()]
+    if missing:
+        raise SystemExit(f"autograder: cannot bundle {lab_name}, missing: {', '.join(missing)} "
+                         "(`make release` writes release/)")
+    data = bundle_bytes(lab)
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(out, data)
+    print(f"wrote {out}: the Gradescope autograder of {lab_name}, {len(data) / 1024:.0f} KiB. On Gradescope, make a "
+          f"programming assignment worth {sum(a.points for a in lab.activities.values() if not a.optional)} points "
+          "(bonus points count as extra credit) and upload this file as its autograder.")
+    return 0
