@@ -19,6 +19,7 @@ EARLIEST_ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 def bundle_files(lab):
     """{name in the zip: file on disk} for `lab`'s bundle."""
     grader = [*ROOT.glob("autograder/*.py"), *ROOT.glob("autograder/gradescope/*.py"),
+              *ROOT.glob("autograder/unavailable/*.py"),
               ROOT / "autograder/labs/__init__.py", *ROOT.glob(f"autograder/labs/{lab.name}/*.py"),
               *ROOT.glob("course/*.py")]
     release = ROOT / "release" / lab.name
