@@ -79,15 +79,16 @@ def visible_verdict(lab, activity, answer, options):
     return False, "the check passed"
 
 
-def run_catalogue(lab_name, options, jobs, visible=True):
-    """A Row per mistake of the lab's catalogue; `visible=False` leaves the visible checks out
-    (their verdicts are then None)."""
+def run_catalogue(lab_name, options, jobs, visible=True, only=None):
+    """A Row per mistake of the lab's catalogue (or of those whose descriptions are in `only`);
+    `visible=False` leaves the visible checks out (their verdicts are then None)."""
     with warm(options) as options:
-        return _run_catalogue(grading_for(lab_name), options, jobs, visible)
+        return _run_catalogue(grading_for(lab_name), options, jobs, visible, only)
 
 
-def _run_catalogue(grading, options, jobs, visible):
-    lab, mistakes = grading.lab, grading.mistakes
+def _run_catalogue(grading, options, jobs, visible, only):
+    lab = grading.lab
+    mistakes = [m for m in grading.mistakes if only is None or m.description in only]
     solved = solved_notebook(lab, student_notebook(lab))
     answers = [patched(lab.activities[m.activity].reference.source, m.code) for m in mistakes]
     with tempfile.TemporaryDirectory() as scratch:

@@ -49,8 +49,13 @@ def test_visible_checks_catch_every_mistake(rows):
 @pytest.mark.slow
 def test_cold_workers_on_a_busy_machine_judge_the_catalogue_the_same(rows, lab, cpu_hogs):
     """The warm pool is an optimisation only, and limits count CPU time: started cold beside two
-    CPU-bound processes, the grader decides the same."""
-    cold = run_catalogue(lab.name, Options(Limits(cell_seconds=30), warm=False), jobs=2, visible=False)
+    CPU-bound processes, the grader decides the same. The re-run takes the first mistake of each
+    activity, so that every activity's hidden checks run cold and slowed down."""
+    sample = {}
+    for row in rows:
+        sample.setdefault(row.mistake.activity, row)
+    cold = run_catalogue(lab.name, Options(Limits(cell_seconds=30), warm=False), jobs=2, visible=False,
+                         only={row.mistake.description for row in sample.values()})
     assert all(process.poll() is None for process in cpu_hogs), "a CPU hog stopped before the re-run ended"
     assert [(r.mistake.description, r.grader_caught, r.lost, r.others_intact) for r in cold] == \
-        [(r.mistake.description, r.grader_caught, r.lost, r.others_intact) for r in rows]
+        [(r.mistake.description, r.grader_caught, r.lost, r.others_intact) for r in sample.values()]
