@@ -280,19 +280,24 @@ def rejudge_with_reference_engine(grading, steps, outcomes, options, clock):
             retry[activity] = broken
     if not retry:
         return
-    replaced = sorted({need for broken in retry.values() for need in broken}, key=list(lab.activities).index)
-    sessions = Sessions(lab, steps, options, clock, grading, extra_steps=[
-        Step(lab.activities[need].reference.source, False, "reference") for need in replaced])
-    try:
-        for activity, broken in retry.items():
-            if judge_activity(sessions.of(activity), grading.probes, grading.cases[activity], quiet=True).passed:
-                outcomes[activity] = Outcome(True, "passed on a correct engine; with yours it failed because of "
-                                                   f"{'activity' if len(broken) == 1 else 'activities'} "
-                                                   f"{', '.join(broken)}, which lost their own points")
-    except (OutOfTime, WorkerFailure, GraderError):
-        pass  # the activity keeps the result it got on the submission's own engine
-    finally:
-        sessions.close()
+    # An activity is retried with only its own failed dependencies replaced: never its own code,
+    # even when it is itself a failed dependency of another retried activity.
+    groups = {}
+    for activity, broken in retry.items():
+        groups.setdefault(tuple(broken), []).append(activity)
+    for broken, activities in groups.items():
+        sessions = Sessions(lab, steps, options, clock, grading, extra_steps=[
+            Step(lab.activities[need].reference.source, False, "reference") for need in broken])
+        try:
+            for activity in activities:
+                if judge_activity(sessions.of(activity), grading.probes, grading.cases[activity], quiet=True).passed:
+                    outcomes[activity] = Outcome(True, "passed on a correct engine; with yours it failed because of "
+                                                       f"{'activity' if len(broken) == 1 else 'activities'} "
+                                                       f"{', '.join(broken)}, which lost their own points")
+        except (OutOfTime, WorkerFailure, GraderError):
+            pass  # the activity keeps the result it got on the submission's own engine
+        finally:
+            sessions.close()
 
 
 def point_at_pytorch(grading, found, outcomes):

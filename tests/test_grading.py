@@ -11,6 +11,7 @@ import pytest
 
 from autograder.catalogue import patched
 from autograder.labs import grading_for
+from tests.adversarial.common import wrong_answer
 from tests.helpers import ROOT, all_points, comparable, lab_notebook, nbgrader, read, required_points
 from tests.submissions import answer_cell, save, with_answer, with_cell_after
 
@@ -57,6 +58,17 @@ def faults(lab):
     return made
 
 
+def rescue_chain(lab):
+    """Activities that are all wrong in one submission: the first need of an activity that calls
+    others, that activity and, where the lab has one, a later activity that calls it in turn
+    (tensor_engine: 1a, 3 and 4). All three fail and are retried on the correct engine."""
+    depends = grading_for(lab.name).depends
+    needed = {need for needs in depends.values() for need in needs}
+    dependent = next((a for a in depends if a in needed), next(iter(depends)))
+    caller = [a for a, needs in depends.items() if dependent in needs][:1]
+    return [depends[dependent][0], dependent, *caller]
+
+
 @pytest.fixture(scope="module")
 def graded(lab, tmp_path_factory, release_dir, solved_dir):
     """One batch of this lab holding every kind of submission, graded with --jobs 2."""
@@ -72,6 +84,10 @@ def graded(lab, tmp_path_factory, release_dir, solved_dir):
     first = f"{next(iter(lab.activities))}-answer"
     save(with_cell_after(solved, first, "print('x' * (100 << 20))"), folder, "output-flood")
     save(with_cell_after(solved, first, "hoard = bytearray(64 << 30)"), folder, "memory-cell")
+    chain = solved
+    for activity in rescue_chain(lab):
+        chain = with_answer(chain, activity, wrong_answer(lab, activity))
+    save(chain, folder, "wrong-chain")
     save(with_cell_after(solved, first, TORCH_ASIDE), folder, "pytorch-extra-cell")
     opening = next(iter(lab.activities.values()))
     save(with_answer(solved, opening.id, f"import torch\n\n{opening.reference.source}\n\n{TORCH_ASIDE}"), folder,
@@ -152,6 +168,13 @@ def test_cells_left_out_are_reported(graded):
     results = graded[3]
     assert "left out" in results["hang-cell"]["output"] and "time limit" in results["hang-cell"]["output"]
     assert "left out" in results["exit-cell"]["output"]
+
+
+def test_a_wrong_activity_is_not_rescued_by_the_correct_engine(graded, lab):
+    """The correct engine replaces only the failed activities an activity calls, never the
+    activity itself, even when a later activity calls it and is retried in the same submission."""
+    scores = {t["name"]: t["score"] for t in graded[3]["wrong-chain"]["tests"]}
+    assert {activity: scores[activity] for activity in rescue_chain(lab)} == dict.fromkeys(rescue_chain(lab), 0)
 
 
 def test_dependent_activities_are_graded_on_a_correct_engine(graded, lab):

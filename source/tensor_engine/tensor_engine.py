@@ -36,7 +36,8 @@
 # | 1b | `cross_entropy`, a fused and numerically stable loss node | 2 |
 # | 2 | `backward` and `numerical_grad` | 3 |
 # | 3 | `zero_grad`, `sgd_step` and `train_epoch`: the training loop | 3 |
-# | 4 | `init_mlp` and `mlp_forward` (the `MLP`), `gradient_check` and `torch_witness` | 3 |
+# | 4 | `init_mlp` and `mlp_forward` (the `MLP`) and `gradient_check` | 2 |
+# | 5 | `torch_witness`, the same network checked against PyTorch | 1 |
 #
 # **Working through it.** Run the cells from the top. Every activity ends with a check cell that
 # stops with a message naming the quantity that is off and the input it was computed for. A
@@ -959,7 +960,7 @@ check_epoch([2, 4, 3], 5, 8, 1.0, seed=3)  # a single batch, smaller than batch_
 print("Activity 3 passed: zero_grad, sgd_step, and epochs that agree with PyTorch update by update.")
 
 # %% [markdown]
-# ## 7 · Activity 4: a network, pinned against two oracles
+# ## 7 · Activities 4 and 5: a network, pinned against two oracles
 #
 # The `MLP` below is a fully connected network with a ReLU after every layer except the last. It
 # stores its parameters in one ordered list, `params = [W1, b1, W2, b2, ...]`, each $W$ of shape
@@ -998,7 +999,9 @@ def spiral(points_per_class, rng):
 
 
 # %% [markdown]
-# ### Activity 4 · The MLP, a gradient check and a PyTorch witness (3 points)
+# ### Activity 4 · The MLP and a gradient check (2 points)
+#
+# > Graded with NumPy only: PyTorch is not available to these functions when graded.
 #
 # * `init_mlp(sizes, rng)`: for each pair of consecutive sizes (`fan_in`, `fan_out`), in order,
 #   draw `W = rng.normal(0.0, np.sqrt(2.0 / fan_in), size=(fan_in, fan_out))` (He
@@ -1013,17 +1016,10 @@ def spiral(points_per_class, rng):
 #   Return the worst, over every entry of every parameter, of
 #   $|\hat g - g| / \max(1, |g|)$ as a float. (Relative where gradients are large, absolute
 #   where they are tiny.)
-# * `torch_witness(model, X, y)`: the second oracle. Clear the gradients and run the engine's
-#   loss and `backward` as above; rebuild the same network in PyTorch, float64, with the same
-#   weights (`W` is already (inputs, outputs), so `h @ W + b` carries over), run
-#   `F.cross_entropy` and its backward. Return the pair `(loss_gap, grad_gap)`: the absolute
-#   difference of the two losses and the largest absolute difference between an engine gradient
-#   and PyTorch's, over all parameters, as floats.
 #
-# Neither checker may change the parameters. A checker is only worth something if it fails on
-# a wrong engine, so the check also hands them models with a wrong forward pass or a wrong
-# gradient on one parameter (built by `Tampered` below), and models whose `.grad` still holds
-# an earlier gradient.
+# The checker may not change the parameters. A checker is only worth something if it fails on
+# a wrong engine, so the check also hands it models with a wrong gradient on one parameter
+# (built by `Tampered` below), and models whose `.grad` still holds an earlier gradient.
 
 # %% tags=["stub"] activity="4"
 def init_mlp(sizes, rng):
@@ -1039,11 +1035,6 @@ def mlp_forward(params, X):
 def gradient_check(model, X, y, h=1e-6):
     """The worst |numeric - engine| / max(1, |engine|) over every entry of every parameter."""
     raise NotImplementedError("Complete Activity 4: gradient_check")
-
-
-def torch_witness(model, X, y):
-    """(loss gap, largest gradient gap) between the engine and a float64 PyTorch copy."""
-    raise NotImplementedError("Complete Activity 4: torch_witness")
 
 
 # %% tags=["reference"] activity="4"
@@ -1071,22 +1062,6 @@ def gradient_check(model, X, y, h=1e-6):
     estimates = numerical_grad(lambda: float(cross_entropy(model(X), y).data), [p.data for p in model.params], h)
     return max(float(np.max(np.abs(e - g) / np.maximum(1.0, np.abs(g)))) for e, g in zip(estimates, engine))
 
-
-def torch_witness(model, X, y):
-    model.zero_grad()  # as in gradient_check
-    loss = cross_entropy(model(X), y)
-    loss.backward()  # the engine's side
-    copies = [torch.tensor(p.data, dtype=torch.float64, requires_grad=True) for p in model.params]
-    z = torch.tensor(X, dtype=torch.float64)
-    for layer in range(0, len(copies), 2):
-        z = z @ copies[layer] + copies[layer + 1]
-        if layer + 2 < len(copies):
-            z = torch.relu(z)
-    reference_loss = F.cross_entropy(z, torch.as_tensor(y, dtype=torch.long))
-    reference_loss.backward()
-    loss_gap = abs(float(loss.data) - reference_loss.item())
-    grad_gap = max(float(np.max(np.abs(p.grad - c.grad.numpy()))) for p, c in zip(model.params, copies))
-    return loss_gap, grad_gap
 
 
 # %% [markdown]
@@ -1128,7 +1103,7 @@ class Tampered:
             p.grad = np.zeros(p.shape)
 
 
-# %% tags=["check"] activity="4" points=3
+# %% tags=["check"] activity="4" points=2
 def true_gradients(model, X, y):
     """PyTorch's loss and gradients for the standard network with model's weights."""
     leaves = [t64(p.data) for p in model.params]
@@ -1186,6 +1161,52 @@ for k, s in [(5, 1.5), (0, 0.5)]:
     close(gradient_check(fault, X4, y4), want, f"gradient_check on a model whose gradient for params[{k}] is "
           f"multiplied by {s} (the worst error over every parameter)", tol=1e-6)
 
+print("Activity 4 passed: init_mlp and mlp_forward; gradient_check near zero on a correct model and exact "
+      "about the faults.")
+
+# %% [markdown]
+# ### Activity 5 · A PyTorch witness (1 point)
+#
+# * `torch_witness(model, X, y)`: the second oracle. Clear the gradients and run the engine's
+#   loss and `backward` as in `gradient_check`; rebuild the same network in PyTorch, float64, with
+#   the same weights (`W` is already (inputs, outputs), so `h @ W + b` carries over), run
+#   `F.cross_entropy` and its backward. Return the pair `(loss_gap, grad_gap)`: the absolute
+#   difference of the two losses and the largest absolute difference between an engine gradient
+#   and PyTorch's, over all parameters, as floats.
+#
+# PyTorch is the point here, so this is the one activity graded with PyTorch available. Like
+# `gradient_check`, the witness may not change the parameters, and the check hands it models
+# with a wrong forward pass or a wrong gradient on one parameter.
+
+# %% tags=["stub"] activity="5"
+def torch_witness(model, X, y):
+    """(loss gap, largest gradient gap) between the engine and a float64 PyTorch copy."""
+    raise NotImplementedError("Complete Activity 5: torch_witness")
+
+
+# %% tags=["reference"] activity="5"
+def torch_witness(model, X, y):
+    model.zero_grad()  # as in gradient_check
+    loss = cross_entropy(model(X), y)
+    loss.backward()  # the engine's side
+    copies = [torch.tensor(p.data, dtype=torch.float64, requires_grad=True) for p in model.params]
+    z = torch.tensor(X, dtype=torch.float64)
+    for layer in range(0, len(copies), 2):
+        z = z @ copies[layer] + copies[layer + 1]
+        if layer + 2 < len(copies):
+            z = torch.relu(z)
+    reference_loss = F.cross_entropy(z, torch.as_tensor(y, dtype=torch.long))
+    reference_loss.backward()
+    loss_gap = abs(float(loss.data) - reference_loss.item())
+    grad_gap = max(float(np.max(np.abs(p.grad - c.grad.numpy()))) for p, c in zip(model.params, copies))
+    return loss_gap, grad_gap
+
+
+# %% tags=["check"] activity="5" points=1
+model = MLP([2, 5, 4, 3], np.random.default_rng(13))
+for p in model.params[1::2]:
+    p.data += 0.1  # the network of Activity 4's check
+expected_loss, expected_grads = true_gradients(model, X4, y4)
 for p in model.params:
     p.grad = np.full(p.shape, -2.0)
 gaps = torch_witness(model, X4, y4)
@@ -1199,8 +1220,7 @@ fault = Tampered(copies(model.params), scale={5: 2.0})
 _, grad_gap = torch_witness(fault, X4, y4)
 close(grad_gap, np.max(np.abs(expected_grads[5])), "torch_witness's grad gap when the gradient of params[5] is "
       "doubled (it must compare every parameter)", tol=1e-9)
-print("Activity 4 passed: init_mlp and mlp_forward; gradient_check and torch_witness near zero on a correct "
-      "model and exact about the faults.")
+print("Activity 5 passed: torch_witness near zero on a correct model and exact about the faults.")
 
 # %% [markdown]
 # ## 8 · Handwritten digits
@@ -1257,7 +1277,7 @@ print(f"test accuracy: {digit_test_accuracy:.3f}")
 # * Finite differences: `gradient_check` on an `MLP([2, 16, 16, 3])` with 60 spiral points;
 # * PyTorch: `torch_witness` on an `MLP([2, 32, 16, 3])` with 120 points.
 
-# %% requires="1a 1b 2 3 4"
+# %% requires="1a 1b 2 3 4 5"
 X_small, y_small = spiral(20, np.random.default_rng(1))
 spiral_worst = gradient_check(MLP([2, 16, 16, 3], np.random.default_rng(2)), X_small, y_small)
 X_mid, y_mid = spiral(40, np.random.default_rng(4))

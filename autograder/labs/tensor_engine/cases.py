@@ -21,9 +21,10 @@ from autograder.vocabulary import Case, array_problem, as_numbers, describe, fir
 # by node, and 2 on graphs whose operations bring their own backward rules and on plain NumPy
 # functions, so none of them depends on another. The training loop (3) runs the student's
 # primitives, loss and backward; the network and its checkers (4) all of that and zero_grad.
-DEPENDS = {"3": ("1a", "1b", "2"), "4": ("1a", "1b", "2", "3")}
+DEPENDS = {"3": ("1a", "1b", "2"), "4": ("1a", "1b", "2", "3"), "5": ("1a", "1b", "2", "3")}
 
-USES_PYTORCH = ("4",)
+# The witness (5) is a comparison with PyTorch; every other activity is graded without it.
+USES_PYTORCH = ("5",)
 
 TOL = 1e-9
 
@@ -523,9 +524,6 @@ INIT_SIZES = {"[2, 3] (no hidden layer)": ([2, 3], 5), "[3, 5, 2]": ([3, 5, 2], 
 # step and at h = 1e-4 (a one-sided difference fails there), a network whose gradient for its
 # first or its last parameter is scaled (the worst error is then known exactly), and the
 # notebook's MLP: 2 x 2 + 2 + 1 = 7 cases.
-# torch_witness: a correct network with fresh or stale .grad, one whose hidden layers skip their
-# ReLU (a wrong forward pass: both gaps known), and one whose last or first parameter's gradient
-# is scaled (a wrong backward pass): 5 cases.
 FORWARD_SIZES = {"[2, 3] (no hidden layer)": [2, 3], "[3, 4, 3]": [3, 4, 3], "[2, 5, 4, 3]": [2, 5, 4, 3]}
 CHECK_STALE = {"fresh .grad": False, "stale .grad (it must be cleared first)": True}
 CHECK_STEPS = {"the default step": None, "h = 1e-4": 1e-4}
@@ -653,7 +651,7 @@ def witness_case(title, arrays, stale, X, y, no_relu=False, scaled=-1, factor=1.
         return first_problem(*(unchanged(after, a, f"{title}: parameter {i}'s .data after the witness")
                                for i, (after, a) in enumerate(zip(answer["after"], arrays))))
 
-    return Case("4", title, "witnessed", {"arrays": arrays, "stale": stale, "X": X, "y": y, "no_relu": no_relu,
+    return Case("5", title, "witnessed", {"arrays": arrays, "stale": stale, "X": X, "y": y, "no_relu": no_relu,
                                           "scaled": scaled, "factor": factor}, judge)
 
 
@@ -683,6 +681,16 @@ def cases_4(rng):
                                 f"{number(factor)}", arrays, [np.zeros(np.shape(a)) for a in arrays], X, y, None,
                                 index, factor))
     cases.append(mlp_check_case([2, 4, 3], 8, X, y))
+    return cases
+
+
+# ---------------------------------------------------------------- 5: torch_witness
+# A correct network with fresh or stale .grad, one whose hidden layers skip their ReLU (a wrong
+# forward pass: both gaps known), and one whose last or first parameter's gradient is scaled (a
+# wrong backward pass): 5 cases.
+def cases_5(rng):
+    cases = []
+    X, y = spiral_points(3, rng)
     sizes = [2, 4, 4, 3]
     for stale_name, stale in CHECK_STALE.items():
         arrays = network_arrays(sizes, rng)
@@ -703,4 +711,4 @@ def cases():
     """Every hidden check, by activity. Deterministic: the same inputs on every run."""
     rng = np.random.default_rng(20261130)
     return {"1a": cases_1a(rng), "1b": cases_1b(rng), "2": cases_2_graphs(rng) + cases_2_numeric(rng),
-            "3": cases_3(rng), "4": cases_4(rng)}
+            "3": cases_3(rng), "4": cases_4(rng), "5": cases_5(rng)}

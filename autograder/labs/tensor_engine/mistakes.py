@@ -387,7 +387,7 @@ def gradient_check(model, X, y, h=1e-6):
             worst = max(worst, abs(estimate - p.grad[index]) / max(1.0, abs(p.grad[index])))
     return float(worst)
 """),
-    Mistake("4", "torch_witness compares only the first parameter's gradient", "torch_witness", """
+    Mistake("5", "torch_witness compares only the first parameter's gradient", "torch_witness", """
 def torch_witness(model, X, y):
     model.zero_grad()
     loss = cross_entropy(model(X), y)
@@ -404,11 +404,28 @@ def torch_witness(model, X, y):
     grad_gap = float(np.max(np.abs(model.params[0].grad - copies[0].grad.numpy())))
     return loss_gap, grad_gap
 """),
-    Mistake("4", "torch_witness reads the engine's .grad without running its backward", "torch_witness", """
+    Mistake("5", "torch_witness reads the engine's .grad without running its backward", "torch_witness", """
 def torch_witness(model, X, y):
     loss = cross_entropy(model(X), y)
     copies = [torch.tensor(p.data, dtype=torch.float64, requires_grad=True) for p in model.params]
     z = torch.tensor(X, dtype=torch.float64)
+    for layer in range(0, len(copies), 2):
+        z = z @ copies[layer] + copies[layer + 1]
+        if layer + 2 < len(copies):
+            z = torch.relu(z)
+    reference_loss = F.cross_entropy(z, torch.as_tensor(y, dtype=torch.long))
+    reference_loss.backward()
+    loss_gap = abs(float(loss.data) - reference_loss.item())
+    grad_gap = max(float(np.max(np.abs(p.grad - c.grad.numpy()))) for p, c in zip(model.params, copies))
+    return loss_gap, grad_gap
+"""),
+    Mistake("5", "torch_witness copies the network into PyTorch in float32", "for a correct network", """
+def torch_witness(model, X, y):
+    model.zero_grad()
+    loss = cross_entropy(model(X), y)
+    loss.backward()
+    copies = [torch.tensor(p.data, dtype=torch.float32, requires_grad=True) for p in model.params]
+    z = torch.tensor(X, dtype=torch.float32)
     for layer in range(0, len(copies), 2):
         z = z @ copies[layer] + copies[layer + 1]
         if layer + 2 < len(copies):
