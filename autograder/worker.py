@@ -9,6 +9,7 @@ The grader compares them with its own answers, in its own process.
 Requests:  {"op": "run", "source": ...}                     execute a cell
            {"op": "run_each", "source": ...}                execute a cell statement by statement,
                                                             going on after a statement that fails
+                                                            for want of a hidden module
            {"op": "probe", "source": ..., "args": {...}}   define probe(), call probe(**args)
 Every request carries a random tag `seq` that its reply repeats, so the grader can tell its
 replies from anything else written to OUT.
@@ -163,8 +164,9 @@ class Absence:
 
 def run_each(shell, source, absence):
     """Run a cell one top-level statement at a time, so that a statement that fails for want of
-    a hidden module (an `import torch` at the top of a cell) leaves the others standing. The
-    reply describes the first error."""
+    a hidden module (an `import torch` at the top of a cell) leaves the others standing. Any
+    other error stops the cell there, as it would in the notebook; the reply describes it, or
+    else the first statement that needed a hidden module."""
     try:
         tree = ast.parse(shell.transform_cell(source))
     except BaseException as error:
@@ -174,8 +176,9 @@ def run_each(shell, source, absence):
         try:
             _exec(_compile(ast.Module(body=[node], type_ignores=[]), "<cell>", "exec"), shell.user_ns)
         except BaseException as error:  # the submission's errors are the grader's data
-            if absence.caused(error):
-                absence.unbound |= bound_names(node)
+            if not absence.caused(error):
+                return absence.describe(error)
+            absence.unbound |= bound_names(node)
             first = first if first is not None else error
     return absence.describe(first) if first is not None else {"ok": True}
 

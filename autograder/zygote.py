@@ -209,6 +209,8 @@ def serve(control, refusal):
         except OSError as error:
             if error.errno == errno.EINTR:
                 continue
+            if error.errno == errno.ECONNRESET:  # the grader closed its end: the run is over
+                return
             raise
         if not message:
             return

@@ -91,8 +91,12 @@ def test_cells_run_statement_by_statement_around_a_missing_pytorch(tmp_path, poo
         kept = worker.ask({"op": "probe", "source": "def probe():\n    return kept\n", "args": {}}, 60)
         later = worker.ask({"op": "probe", "source": "def probe():\n    return T([1.0])\n", "args": {}}, 60)
         typo = worker.ask({"op": "probe", "source": "def probe():\n    return kep\n", "args": {}}, 60)
+        stopped = worker.ask({"op": "run_each", "source": "import torch\nraise SystemExit(0)\nafter = 1\n"}, 60)
+        after = worker.ask({"op": "probe", "source": "def probe():\n    return after\n", "args": {}}, 60)
     finally:
         worker.close()
+    assert stopped["error"] == "SystemExit" and after["error"] == "NameError", \
+        "any other error stops the cell, as in the notebook"
     assert ran["error"] == "ModuleNotFoundError" and ran["unavailable"]
     assert decode(kept["value"]) == 42
     assert later["error"] == "NameError" and later["unavailable"], "T was bound from PyTorch"

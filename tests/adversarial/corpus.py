@@ -110,8 +110,9 @@ def table(lab, made, results, context):
         rows.append((name, attack.expected(), got, verdict(lab, attack, result) + (f"; {trace}" if trace else "")))
     header = ("attack", "expected", "got", "verdict")
     widths = [max(len(row[i]) for row in [header, *rows]) + 2 for i in range(3)]
-    lines = [f"{lab.name}: {len(made)} attacks, {len(made) - len(own)} generic"
-             + (f" and {len(own)} for {lab.name} alone ({', '.join(own)})" if own else "")]
+    handing = len(delegation.attacks(lab))
+    lines = [f"{lab.name}: {len(made)} attacks, {len(made) - len(own) - handing} generic, {handing} handing "
+             "their work to PyTorch" + (f" and {len(own)} for {lab.name} alone ({', '.join(own)})" if own else "")]
     lines += ["".join(cell.ljust(width) for cell, width in zip(row, widths)) + row[3] for row in [header, *rows]]
     control = results.get("control")
     full = sum(a.points for a in lab.activities.values())
