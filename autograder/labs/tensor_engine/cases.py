@@ -20,8 +20,9 @@ from autograder.vocabulary import Case, array_problem, as_numbers, describe, fir
 # these failed too, the grader tries it again on the reference engine. 1a and 1b are graded node
 # by node, and 2 on graphs whose operations bring their own backward rules and on plain NumPy
 # functions, so none of them depends on another. The training loop (3) runs the student's
-# primitives, loss and backward; the network and its checkers (4) all of that and zero_grad.
-DEPENDS = {"3": ("1a", "1b", "2"), "4": ("1a", "1b", "2", "3"), "5": ("1a", "1b", "2", "3")}
+# primitives, loss and backward; the network and its gradient check (4) all of that and
+# zero_grad; the witness (5) runs on a network the probe builds, with a zero_grad of its own.
+DEPENDS = {"3": ("1a", "1b", "2"), "4": ("1a", "1b", "2", "3"), "5": ("1a", "1b", "2")}
 
 # The witness (5) is a comparison with PyTorch; every other activity is graded without it.
 USES_PYTORCH = ("5",)
