@@ -12,7 +12,8 @@ GRADED ?= graded
 $(SETUP): requirements.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
-	bash tools/install-sandbox.sh
+	bash tools/install-debian.sh bwrap bubblewrap "grading will be unsandboxed"
+	bash tools/install-debian.sh dot graphviz "tensor_engine's Optional F will not draw its graph"
 	@# The JupyterLab tests drive Debian's chromium; without it they fail, naming this script.
 	bash tools/install-browser.sh
 	@# The PostgreSQL gradebook tests need the server's programs; without root they fail saying how.

@@ -35,7 +35,7 @@ def test_the_corpus_is_large_enough(lab):
 def test_isolation_is_available_here():
     """The set-up installs bubblewrap, and grading runs as root: without both the grader would
     run unsandboxed, and this suite must say so rather than pass."""
-    assert bwrap_available(), "bubblewrap missing: run `make` set-up (tools/install-sandbox.sh)"
+    assert bwrap_available(), "bubblewrap missing: run `make` set-up (tools/install-debian.sh)"
     assert cgroups_available(), "cannot create control groups: process and memory caps are off"
 
 

@@ -7,7 +7,8 @@ import yaml
 
 from tests.helpers import ROOT
 
-CONDA_NAMES = {"pytorch-cpu": "torch", "dask-core": "dask", "psycopg-c": "psycopg-binary"}
+CONDA_NAMES = {"pytorch-cpu": "torch", "dask-core": "dask", "psycopg-c": "psycopg-binary",
+               "python-graphviz": "graphviz"}
 PENGUINS_SHA256 = "f204db2c753b0937caac3cb35258562c14f073e4bbc76be24b4c51ce22767a93"
 
 

@@ -52,7 +52,7 @@ def probe():
 @pytest.fixture(scope="module")
 def pool():
     started = Pool.launch(lab_imports())
-    assert started is not None, "the warm pool needs root, control groups and bubblewrap (see tools/install-sandbox.sh)"
+    assert started is not None, "the warm pool needs root, control groups and bubblewrap (see tools/install-debian.sh)"
     for hidden, zygote in started.zygotes.items():
         assert zygote.usable(), f"the zygote without {hidden or 'nothing'} could not fork a working worker"
     yield started

@@ -82,3 +82,52 @@ def test_pytorch_mapping(printed):
     assert "a third pass raises RuntimeError: Trying to backward through the graph a second time" in printed
     assert "version of e after:  1" in printed and "modified by an inplace operation" in printed
     assert "gradient of sum(relu(x)) at x = [1, -2, 3]: [0.0, 1.0, 0.0]" in printed
+
+
+def test_adam_beats_sgd_on_the_spiral(printed, cells):
+    """Seed 004, extension 1: at equal steps Adam's loss lies below constant-rate SGD's."""
+    rows = re.findall(r"^step +(\d+): SGD loss (\S+), Adam loss (\S+)$", printed, re.MULTILINE)
+    assert rows == [("1", "1.0664", "1.0664"), ("50", "0.2219", "0.0498"), ("100", "0.1026", "0.0238"),
+                    ("300", "0.0427", "0.0132")]
+    assert all(float(adam) < float(sgd) for step, sgd, adam in rows if step != "1")
+    assert "first step with a loss below 0.05: SGD 238, Adam 50" in printed
+    plot = next(cell for cell in cells if "Adam, lr 0.01" in cell.source)
+    assert any("image/png" in output.get("data", {}) for output in plot.outputs)
+
+
+def test_no_grad_keeps_no_tape(printed):
+    """Seed 004, extension 2, in figures a second run reproduces: the grid's logits keep 15 nodes
+    reachable with the tape and none but themselves under no_grad, and the pass needs less memory."""
+    rows = re.findall(r"^(with the tape|under no_grad) +nodes reachable from the logits +(\d+), "
+                      r"peak memory +(\S+) MiB$", printed, re.MULTILINE)
+    assert [(name, nodes) for name, nodes, _ in rows] == [("with the tape", "15"), ("under no_grad", "1")]
+    assert float(rows[1][2]) < 0.6 * float(rows[0][2])
+
+
+def test_forward_and_reverse_passes_are_counted(printed):
+    """Seed 004, extension 3: forward mode wins where outputs outnumber inputs, reverse mode where
+    inputs outnumber outputs, by the count of passes."""
+    assert "wide: R^40 -> R^1: forward mode 40 passes; reverse mode 1 forward + 1 backward passes" in printed
+    assert "tall: R^2 -> R^40: forward mode 2 passes; reverse mode 1 forward + 40 backward passes" in printed
+
+
+def test_newton_converges_quadratically(printed):
+    """Seed 004, extension 4: Hessian-vector products give Newton steps."""
+    rows = re.findall(r"^step (\d): \|gradient\| after Newton (\S+), after gradient descent (\S+)$", printed,
+                      re.MULTILINE)
+    assert [step for step, _, _ in rows] == ["1", "2", "3", "4"]
+    assert float(rows[-1][1]) < 1e-8 and float(rows[-1][2]) > 1.0
+
+
+def test_cnn_on_digits(printed):
+    """Seed 004, extension 5: a small CNN built on conv2d; at least 0.95 test accuracy."""
+    accuracy = float(re.search(r"CNN test accuracy: (\S+)", printed).group(1))
+    assert accuracy >= 0.95 and f"{accuracy:.3f}" == "0.961"
+
+
+def test_the_tape_is_drawn(printed, cells):
+    """Seed 004, extension 6: the graph of a two-layer MLP's loss, drawn by Graphviz."""
+    assert "the graph of the MLP's loss: 11 nodes, 10 edges" in printed
+    drawing = next(cell for cell in cells if "graphviz.Source" in cell.source)
+    assert any("image/svg+xml" in output.get("data", {}) for output in drawing.outputs), \
+        "Graphviz's dot program is missing: run the set-up (bash tools/install-debian.sh dot graphviz ...)"

@@ -38,6 +38,12 @@
 # | 3 | `zero_grad`, `sgd_step` and `train_epoch`: the training loop | 3 |
 # | 4 | `init_mlp` and `mlp_forward` (the `MLP`) and `gradient_check` | 2 |
 # | 5 | `torch_witness`, the same network checked against PyTorch | 1 |
+# | A (optional) | `adam_step`: the Adam optimiser, raced against SGD on the spiral | 2 bonus |
+# | B (optional) | `no_grad`: a context that switches recording off | 1 bonus |
+# | C (optional) | forward mode: dual-number rules, `jvp`, `jacobian_fwd` | 2 bonus |
+# | D (optional) | double backprop: `vjp_tensor`, `grad`, `hvp`, `newton_step` | 2 bonus |
+# | E (optional) | `conv2d` and its backward rule; a small CNN on the digits | 2 bonus |
+# | F (optional) | `to_dot`: the tape as Graphviz text | 1 bonus |
 #
 # **Working through it.** Run the cells from the top. Every activity ends with a check cell that
 # stops with a message naming the quantity that is off and the input it was computed for. A
@@ -54,8 +60,12 @@
 # questions. `build_student.py` removes them, with every saved output, when it writes the student
 # notebook, so an activity left undone raises an error instead of running a hidden solution.
 #
-# Timing: the whole notebook runs in well under a minute on two cores (digits: 40 epochs, about a
-# second; spiral: 1,000 full-batch steps, about a second; the gradient checks, a few seconds).
+# Timing: the whole notebook, optional activities included, runs in about half a minute on two
+# cores (digits: 40 epochs, about a second; spiral: 1,000 full-batch steps, about a second; the
+# gradient checks, a few seconds; Optional A's 300 Adam steps, under a second; Optional B's
+# passes over the 58,081-point grid, a few seconds and 370 MiB at the peak; Optional E's CNN,
+# 8 epochs of 34 batches, a few seconds). Printed timings would differ between runs, so the
+# notebook prints none; B's speed-up is left in `speed_up`.
 
 # %% [markdown]
 # ## 1 · Setup
@@ -154,12 +164,16 @@ def t64(array, grad=True):
 #   It does the job of PyTorch's `grad_fn.next_functions`;
 # * `_op`: a label for printing;
 # * `_backward`: a function of no arguments. Called once this node's `.grad` is complete, it adds
-#   the node's contribution to every parent's `.grad`. A leaf's does nothing.
+#   the node's contribution to every parent's `.grad`. A node without parents keeps none: a
+#   leaf's does nothing.
 #
-# The operators call module-level functions, one per primitive operation: `add` is given below,
-# the others are yours in Activity 1. Everything else (`-`, negation, `mean`, numbers on the
-# left) is a one-line composition of primitives, with no backward rule of its own. Plain numbers
-# and arrays that meet a Tensor become constant leaves.
+# The operators call module-level functions, one per primitive operation: `add` and `transpose`
+# are given below, the others are yours in Activity 1. Everything else (`-`, negation, `mean`,
+# `tanh`, numbers on the left) is a one-line composition of primitives in `DerivedOps`, with no
+# backward rule of its own; Optional C reuses those lines for dual numbers. Plain numbers and
+# arrays that meet a Tensor become constant leaves, and `graph_nodes(root)` lists every node
+# reachable from `root`, once each. The switch `grad_enabled` stays `True` throughout the
+# required activities; Optional B writes the context that turns it off.
 
 # %%
 def unbroadcast(grad, shape):
@@ -171,15 +185,66 @@ def unbroadcast(grad, shape):
     return grad.sum(axis=stretched, keepdims=True) if stretched else grad
 
 
-class Tensor:
+grad_enabled = True  # False inside Optional B's no_grad(): new nodes then record no parents
+
+
+def send_nothing():
+    """The backward rule of a node without parents."""
+
+
+class DerivedOps:
+    """Operations composed of primitives, one line each, shared by Tensor and Optional C's Dual
+    (each provides lift(x), which turns a number or an array into a constant of its own kind)."""
+    __array_ufunc__ = None  # an array on the left hands `array * node` over to __rmul__
+
+    def __radd__(self, other):
+        return self + other
+
+    def __rmul__(self, other):
+        return self * other
+
+    def __neg__(self):
+        return self * -1.0
+
+    def __sub__(self, other):
+        return self + (-self.lift(other))
+
+    def __rsub__(self, other):
+        return self.lift(other) + (-self)
+
+    def mean(self):
+        return self.sum() * (1.0 / np.prod(self.shape))
+
+    def reciprocal(self):  # 1 / x for x > 0, as exp(-log x)
+        return (-self.log()).exp()
+
+    def tanh(self):
+        return 1.0 - 2.0 * ((2.0 * self).exp() + 1.0).reciprocal()
+
+
+class Tensor(DerivedOps):
     """A float64 array in a computation, with its gradient, its parents and its backward rule."""
 
     def __init__(self, data, _prev=(), _op=""):
         self.data = np.array(data, dtype=np.float64)
         self.grad = np.zeros_like(self.data)
-        self._prev = tuple(_prev)
+        self._prev = tuple(_prev) if grad_enabled else ()
         self._op = _op
-        self._backward = lambda: None  # leaves send nothing back
+        self._backward = send_nothing
+
+    @property
+    def _backward(self):
+        return self._rule
+
+    @_backward.setter
+    def _backward(self, rule):
+        # The primitives attach their rule to every result; a result without parents drops it,
+        # and with it the references to the inputs that the closure holds.
+        self._rule = rule if self._prev else send_nothing
+
+    @staticmethod
+    def lift(x):
+        return as_tensor(x)
 
     @property
     def shape(self):
@@ -198,6 +263,10 @@ class Tensor:
     def __matmul__(self, other):
         return matmul(self, as_tensor(other))
 
+    @property
+    def T(self):
+        return transpose(self)
+
     def sum(self, axis=None, keepdims=False):
         return reduce_sum(self, axis, keepdims)
 
@@ -213,29 +282,21 @@ class Tensor:
     def backward(self):
         backward(self)
 
-    # Derived operations: compositions of the primitives, one line each.
-    def __radd__(self, other):
-        return self + other
-
-    def __rmul__(self, other):
-        return self * other
-
-    def __neg__(self):
-        return self * -1.0
-
-    def __sub__(self, other):
-        return self + (-as_tensor(other))
-
-    def __rsub__(self, other):
-        return as_tensor(other) + (-self)
-
-    def mean(self):
-        return self.sum() * (1.0 / self.data.size)
-
 
 def as_tensor(x):
     """Tensors pass through; numbers and arrays become constant leaves."""
     return x if isinstance(x, Tensor) else Tensor(x)
+
+
+def graph_nodes(root):
+    """Every distinct node of the graph of `root`, leaves and constants included."""
+    seen, todo = {}, [root]
+    while todo:
+        current = todo.pop()
+        if id(current) not in seen:
+            seen[id(current)] = current
+            todo.extend(current._prev)
+    return list(seen.values())
 
 
 # %% [markdown]
@@ -252,6 +313,17 @@ def add(a, b):
     def push_back():
         a.grad += unbroadcast(result.grad, a.shape)  # += : a may feed other nodes too
         b.grad += unbroadcast(result.grad, b.shape)
+
+    result._backward = push_back
+    return result
+
+
+def transpose(a):
+    """The transpose of a 2-D Tensor; its backward rule transposes the gradient back."""
+    result = Tensor(a.data.T, (a,), "T")
+
+    def push_back():
+        a.grad += result.grad.T
 
     result._backward = push_back
     return result
@@ -796,24 +868,13 @@ def cross_entropy_composed(logits, labels):
     return (log_norm - (shifted * one_hot).sum(axis=1, keepdims=True)).mean()
 
 
-def node_count(root):
-    """How many distinct nodes the graph of `root` holds, leaves and constants included."""
-    seen, todo = {}, [root]
-    while todo:
-        current = todo.pop()
-        if id(current) not in seen:
-            seen[id(current)] = current
-            todo.extend(current._prev)
-    return len(seen)
-
-
 fused_rng = np.random.default_rng(0)
 Z0, y0 = fused_rng.normal(size=(6, 4)) * 3, fused_rng.integers(0, 4, size=6)
 z_fused, z_composed = Tensor(Z0), Tensor(Z0)
 loss_fused, loss_composed = cross_entropy(z_fused, y0), cross_entropy_composed(z_composed, y0)
 loss_fused.backward()
 loss_composed.backward()
-fused_nodes, composed_nodes = node_count(loss_fused), node_count(loss_composed)
+fused_nodes, composed_nodes = len(graph_nodes(loss_fused)), len(graph_nodes(loss_composed))
 fused_gap = float(np.max(np.abs(z_fused.grad - z_composed.grad)))
 print(f"fused:    loss {float(loss_fused.data):.10f}, {fused_nodes} nodes")
 print(f"composed: loss {float(loss_composed.data):.10f}, {composed_nodes} nodes")
@@ -1459,29 +1520,953 @@ print("gradient of sum(relu(x)) at x = [1, -2, 3]:", silent.grad.tolist(), " (co
 #    keeps no gradient on interior nodes; without it, PyTorch refuses.
 # 4. In evaluation and plotting (`accuracy`, the decision-region grid of 58,081 points), where
 #    graphs are built and never used. A module-level flag checked in each primitive would skip
-#    `_prev` and `_backward`, returning a plain leaf; extension B of the next version does this.
+#    `_prev` and `_backward`, returning a plain leaf; Optional B does this.
 # 5. Input: `multiply`, `matmul` (the other factor), `log` and `relu`. Output: `exp`. `reduce_sum`
 #    reads neither. Any rule that reads an array modified in place after the forward pass
 #    computes with the new values; here the mask of `relu` flipped. PyTorch's version counter
 #    exists to turn that into an error.
 
 # %% [markdown]
-# ## 11 · Extensions to come (A–F)
+# ## 11 · Optional activities: the engine grows up (A–F)
 #
-# The engine is small on purpose, small enough to extend. The next version of this lab adds six
-# optional activities with bonus points, one per extension, under these ids:
+# Six extensions turn the engine into something you would recognise in a real framework. Each is
+# optional and worth bonus points; they do not depend on each other, only on the required
+# activities. Every one is written in NumPy: PyTorch appears only in the check cells, as the
+# witness.
 #
-# | id | extension |
+# | id | you write | bonus points |
+# |---|---|---|
+# | A | `adam_step`: Adam's moment estimates and bias correction | 2 |
+# | B | `no_grad`: a context in which nothing is recorded | 1 |
+# | C | forward mode: dual-number rules, `jvp` and `jacobian_fwd` | 2 |
+# | D | double backprop: `vjp_tensor`, `grad`, `hvp` and `newton_step` | 2 |
+# | E | `conv2d` with its backward rule, and a small CNN on the digits | 2 |
+# | F | `to_dot`: the tape as Graphviz text | 1 |
+#
+# ## Optional A · Adam (2 bonus points)
+#
+# > Graded with NumPy only: PyTorch is not available to these functions when graded.
+#
+# Plain gradient descent moves every parameter by the same multiple of its gradient. Adam keeps,
+# per parameter entry, a running mean of the gradient $m$ and of its square $v$, and divides one
+# by the square root of the other, so each entry gets its own step size. With gradient $g$ at
+# step $t = 1, 2, \dots$:
+#
+# $$m \leftarrow \beta_1 m + (1 - \beta_1) g, \qquad v \leftarrow \beta_2 v + (1 - \beta_2) g^2,
+# \qquad \hat m = \frac{m}{1 - \beta_1^t}, \quad \hat v = \frac{v}{1 - \beta_2^t}, \qquad
+# \theta \leftarrow \theta - \mathrm{lr}\,\frac{\hat m}{\sqrt{\hat v} + \varepsilon}.$$
+#
+# $m$ and $v$ start at zero, so early on they are biased towards zero; the divisions by
+# $1 - \beta^t$ undo exactly that bias (at $t = 1$, $\hat m = g$ and $\hat v = g^2$).
+#
+# Write `adam_step(params, state, lr, betas=(0.9, 0.999), eps=1e-8)`: one update of every Tensor
+# in `params`, in place. `state` is a dictionary that is empty before the first step; fill it
+# then (a step counter and one zero array of each kind per parameter) and update it on every
+# call. Leave `.grad` alone. The class `Adam` below wraps it with PyTorch's interface. The check
+# runs it beside `torch.optim.Adam` on the same float64 parameters, step by step, with the
+# default hyper-parameters and with others.
+
+# %%
+class Adam:
+    """The optimiser object around adam_step: Adam(params, lr, betas, eps), then zero_grad() and step()."""
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
+        self.params, self.lr, self.betas, self.eps = list(params), lr, betas, eps
+        self.state = {}
+
+    def zero_grad(self):
+        zero_grad(self.params)
+
+    def step(self):
+        adam_step(self.params, self.state, self.lr, self.betas, self.eps)
+
+
+# %% tags=["stub"] activity="A"
+def adam_step(params, state, lr, betas=(0.9, 0.999), eps=1e-8):
+    """One Adam update of every Tensor in params, in place; `state` carries the step count and moments."""
+    raise NotImplementedError("Complete Activity A: adam_step")
+
+
+# %% tags=["reference"] activity="A"
+def adam_step(params, state, lr, betas=(0.9, 0.999), eps=1e-8):
+    beta1, beta2 = betas
+    if not state:
+        state.update(t=0, m=[np.zeros_like(p.data) for p in params], v=[np.zeros_like(p.data) for p in params])
+    state["t"] += 1  # the first step is t = 1: at t = 0 the bias correction would divide by zero
+    for p, m, v in zip(params, state["m"], state["v"]):
+        m[...] = beta1 * m + (1 - beta1) * p.grad
+        v[...] = beta2 * v + (1 - beta2) * p.grad ** 2
+        m_hat, v_hat = m / (1 - beta1 ** state["t"]), v / (1 - beta2 ** state["t"])
+        p.data -= lr * m_hat / (np.sqrt(v_hat) + eps)
+
+
+# %% tags=["check"] activity="A" points=2
+def check_adam(shapes, steps, lr, betas, eps, seed, grad_scale=1.0):
+    rng = np.random.default_rng(seed)
+    params = [Tensor(rng.normal(size=shape)) for shape in shapes]
+    twins = [t64(p.data) for p in params]
+    theirs = torch.optim.Adam(twins, lr=lr, betas=betas, eps=eps)
+    state = {}
+    what = f"adam_step with lr {lr}, betas {betas}, eps {eps}"
+    for step in range(1, steps + 1):
+        for p, twin in zip(params, twins):
+            p.grad = grad_scale * rng.normal(size=p.shape)
+            twin.grad = torch.tensor(p.grad.copy())
+        sent = [p.grad.copy() for p in params]
+        adam_step(params, state, lr, betas, eps)
+        theirs.step()
+        for number, (p, twin, g) in enumerate(zip(params, twins, sent)):
+            close(p.data, twin.detach().numpy(), f"{what}: parameter {number} after step {step} "
+                  "(torch.optim.Adam on the same gradients)")
+            close(p.grad, g, f"{what}: parameter {number}'s .grad after step {step} (a step leaves it alone)")
+
+
+check_adam([(3, 2), (2,)], 4, 0.05, (0.9, 0.999), 1e-8, seed=0)
+check_adam([(2, 2)], 3, 0.3, (0.5, 0.8), 0.1, seed=1, grad_scale=0.01)  # eps of the size of sqrt(v)
+check_adam([(4,)], 6, 0.01, (0.0, 0.99), 1e-8, seed=2)  # beta1 = 0: no momentum
+print("Activity A passed: adam_step agrees with torch.optim.Adam step by step, at default and other "
+      "betas and eps.")
+
+# %% [markdown]
+# **SGD against Adam on the spiral.** The cell trains the network of Section 9 again, from the same
+# initial weights (`np.random.default_rng(0)`), with `Adam(lr=0.01)` and full batches, and draws
+# its loss next to the first 300 steps of the SGD run above (learning rate 0.5). Same network,
+# same data, same number of steps; only the update rule differs.
+
+# %% requires="1a 1b 2 3 4 A"
+adam_model = MLP([2, 64, 64, 3], np.random.default_rng(0))
+optimiser = Adam(adam_model.params, lr=0.01)
+
+
+def adam_update():
+    """One full-batch Adam step on the spiral; the loss before it."""
+    spiral_loss = cross_entropy(adam_model(X_spiral), y_spiral)
+    optimiser.zero_grad()
+    spiral_loss.backward()
+    optimiser.step()
+    return float(spiral_loss.data)
+
+
+adam_losses = [adam_update() for _ in range(300)]
+for step in (1, 50, 100, 300):
+    print(f"step {step:>3}: SGD loss {spiral_losses[step - 1]:.4f}, Adam loss {adam_losses[step - 1]:.4f}")
+for target in (0.2, 0.05):
+    reached = {name: next((i + 1 for i, loss in enumerate(losses[:300]) if loss < target), None)
+               for name, losses in [("SGD", spiral_losses), ("Adam", adam_losses)]}
+    print(f"first step with a loss below {target}: SGD {reached['SGD']}, Adam {reached['Adam']}")
+
+fig, ax = plt.subplots(figsize=(6, 4))
+ax.semilogy(np.arange(1, 301), spiral_losses[:300], color="#1f5f9e", label="SGD, lr 0.5")
+ax.semilogy(np.arange(1, 301), adam_losses, color="#d95f02", label="Adam, lr 0.01")
+ax.set(title="spiral, [2, 64, 64, 3]: the same 300 full-batch steps", xlabel="step",
+       ylabel="mean cross-entropy (log scale)")
+ax.legend()
+fig.tight_layout()
+plt.show()
+
+# %% [markdown] tags=["reference"]
+# **Instructor note.** Adam's loss falls below SGD's within the first few dozen steps and stays
+# an order of magnitude lower by step 300. SGD's single learning rate must suit the steepest
+# direction, so it creeps along the flat ones; Adam's per-entry scaling by $\sqrt{\hat v}$ makes
+# every entry move by about `lr` per step, whatever the size of its gradient.
+
+# %% [markdown]
+# ## Optional B · `no_grad` (1 bonus point)
+#
+# > Graded with NumPy only: PyTorch is not available to these functions when graded.
+#
+# When you only want the output (an accuracy, the decision regions of a plot) the tape is waste:
+# every result keeps its parents and a closure alive until the whole graph is dropped. The
+# `Tensor` class already honours a switch: while the module-level flag `grad_enabled` is `False`,
+# a new node records no parents, and a node without parents keeps no backward rule.
+#
+# Write `no_grad()`, a context manager (a generator decorated with `contextmanager`, imported
+# below) so that inside `with no_grad():` the flag is `False`, and afterwards it is back to the
+# value it had before, whether the block ended normally or with an exception (which must still
+# reach the caller). It can be nested: leaving an inner `no_grad` must not switch recording on
+# inside an outer one. The check looks at structure, not at the clock.
+
+# %%
+import time  # imported where they are first needed
+import tracemalloc
+from contextlib import contextmanager, nullcontext
+
+
+# %% tags=["stub"] activity="B"
+def no_grad():
+    """A context manager inside which new nodes record nothing (grad_enabled is False)."""
+    raise NotImplementedError("Complete Activity B: no_grad")
+
+
+# %% tags=["reference"] activity="B"
+@contextmanager
+def no_grad():
+    global grad_enabled
+    before = grad_enabled
+    grad_enabled = False
+    try:
+        yield
+    finally:
+        grad_enabled = before  # not True: an outer no_grad must stay in force
+
+
+# %% tags=["check"] activity="B" points=1
+def recorded(expression):
+    """Whether a node made now records its parents, whether backward from it reaches the leaves, and its value."""
+    a, b = Tensor([[1.0, -2.0]]), Tensor([[0.5], [-3.0]])
+    out = eval(expression, globals(), {"a": a, "b": b})
+    backward(out)
+    return bool(out._prev), bool(a.grad.any() or b.grad.any()), out.data
+
+
+expressions = ["a + a", "a @ b", "(a @ b).relu() * 2.0", "(a * a).sum()", "a.T.exp().log()"]
+for expression in expressions:
+    recording, sends, value = recorded(expression)
+    assert recording and sends, f"{expression} outside no_grad must record its parents (did no_grad leave " \
+        "grad_enabled False?)"
+    with no_grad():
+        assert grad_enabled is False, "inside `with no_grad():` grad_enabled must be False"
+        recording, sends, quiet_value = recorded(expression)
+    assert not recording, f"{expression} inside no_grad: the result's _prev must be empty"
+    assert not sends, f"{expression} inside no_grad: backward from the result must add nothing to the leaves"
+    close(quiet_value, value, f"{expression} inside no_grad: the value (it must equal the recorded one)")
+with no_grad():
+    with no_grad():
+        pass
+    assert not recorded("a + a")[0], "nested no_grad: after the inner block ends, recording must stay off " \
+        "until the outer one ends (restore the value you found, not True)"
+assert recorded("a + a")[0] and grad_enabled is True, "after nested no_grad blocks recording must be on again"
+try:
+    with no_grad():
+        raise KeyError("raised inside no_grad")
+except KeyError:
+    pass
+else:
+    raise AssertionError("an exception raised inside `with no_grad():` must propagate to the caller")
+assert grad_enabled is True and recorded("a + a")[0], \
+    "after an exception inside no_grad, recording must be on again (restore the flag in a finally clause)"
+print("Activity B passed: no_grad records nothing, keeps values, nests, and restores the flag after an "
+      "exception.")
+
+# %% [markdown]
+# **What it saves.** The spiral network of Section 9 evaluated on the 58,081 points of its
+# decision-region grid, with the tape and without: the nodes each result keeps reachable and the
+# peak memory of the pass (traced by `tracemalloc`), which the cell prints, and the time of the
+# pass (best of 5), which it stores in `speed_up` without printing it: timings change from run
+# to run and from machine to machine (between about 1x and 20x here, depending on how much of
+# the memory the pass needs is fresh from the operating system), and this notebook prints only
+# figures that a second run reproduces exactly. Print `speed_up` to see yours.
+
+# %% requires="1a 1b 2 3 4 B"
+def grid_pass():
+    return spiral_model(np.column_stack([grid_x.ravel(), grid_y.ravel()]))
+
+
+def measured(context):
+    with context():
+        tracemalloc.start()
+        result = grid_pass()
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        del result
+        seconds = []
+        for _ in range(5):
+            started = time.perf_counter()
+            grid_pass()
+            seconds.append(time.perf_counter() - started)
+    with context():
+        nodes = len(graph_nodes(grid_pass()))
+    return nodes, peak / 2 ** 20, min(seconds)
+
+
+quiet_figures = measured(no_grad)
+recording_figures = measured(nullcontext)
+for name, (nodes, megabytes, seconds) in [("with the tape", recording_figures), ("under no_grad", quiet_figures)]:
+    print(f"{name:<14} nodes reachable from the logits {nodes:>2}, peak memory {megabytes:6.1f} MiB")
+speed_up = recording_figures[2] / quiet_figures[2]
+
+# %% [markdown]
+# ## Optional C · Forward mode with dual numbers (2 bonus points)
+#
+# > Graded with NumPy only: PyTorch is not available to these functions when graded.
+#
+# Reverse mode computes a vector-Jacobian product: one backward pass gives the gradient of one
+# output with respect to every input. Forward mode computes a Jacobian-vector product: it carries
+# beside every value $x$ its derivative $\dot x$ along one input direction $u$, and pushes both
+# forward together, operation by operation. A pair $(x, \dot x)$ is a **dual number**; its rules
+# are the derivatives you know, applied to the tangent:
+#
+# | function | value | tangent |
+# |---|---|---|
+# | `dual_add(a, b)` (given) | $a + b$ | $\dot a + \dot b$ |
+# | `dual_sum(a, axis, keepdims)` (given) | $\sum a$ | $\sum \dot a$ |
+# | `dual_multiply(a, b)` | $a \odot b$ | $\dot a \odot b + a \odot \dot b$ |
+# | `dual_matmul(a, b)` | $AB$ | $\dot A B + A \dot B$ |
+# | `dual_exp(a)` | $e^a$ | $e^a \odot \dot a$ |
+# | `dual_log(a)` | $\log a$ | $\dot a / a$ |
+#
+# No graph, no closures, no second pass: the derivative is ready when the value is. The `Dual`
+# class below inherits the same `DerivedOps` as `Tensor`, so `-`, `mean` and `tanh` come for free
+# and one function definition can be run on either.
+#
+# Write the four rules, then
+#
+# * `jvp(f, x, u)`: evaluate `f` once on `Dual(x, u)` and return the pair `(value, tangent)` of
+#   its result, as NumPy arrays (a result that does not depend on the input has tangent zero);
+# * `jacobian_fwd(f, x)`: the Jacobian of `f` at `x` from one JVP per input entry (the basis
+#   directions $e_j$, each of `x`'s shape), as an array of shape `f(x).shape + x.shape`, like
+#   `torch.func.jacfwd`.
+
+# %%
+class Dual(DerivedOps):
+    """A value and its tangent (the derivative along one input direction), arrays of one shape."""
+
+    def __init__(self, value, tangent):
+        self.value = np.array(value, dtype=np.float64)
+        self.tangent = np.broadcast_to(np.asarray(tangent, dtype=np.float64), self.value.shape).copy()
+
+    @staticmethod
+    def lift(x):
+        return as_dual(x)
+
+    @property
+    def shape(self):
+        return self.value.shape
+
+    def __repr__(self):
+        return f"Dual(shape={self.shape})"
+
+    def __add__(self, other):
+        return dual_add(self, as_dual(other))
+
+    def __mul__(self, other):
+        return dual_multiply(self, as_dual(other))
+
+    def __matmul__(self, other):
+        return dual_matmul(self, as_dual(other))
+
+    def __rmatmul__(self, other):
+        return dual_matmul(as_dual(other), self)
+
+    def sum(self, axis=None, keepdims=False):
+        return dual_sum(self, axis, keepdims)
+
+    def exp(self):
+        return dual_exp(self)
+
+    def log(self):
+        return dual_log(self)
+
+
+def as_dual(x):
+    """Duals pass through; numbers and arrays become constants, with tangent zero."""
+    return x if isinstance(x, Dual) else Dual(x, 0.0)
+
+
+def dual_add(a, b):
+    return Dual(a.value + b.value, a.tangent + b.tangent)
+
+
+def dual_sum(a, axis=None, keepdims=False):
+    return Dual(a.value.sum(axis=axis, keepdims=keepdims), a.tangent.sum(axis=axis, keepdims=keepdims))
+
+
+# %% tags=["stub"] activity="C"
+def dual_multiply(a, b):
+    raise NotImplementedError("Complete Activity C: dual_multiply")
+
+
+def dual_matmul(a, b):
+    raise NotImplementedError("Complete Activity C: dual_matmul")
+
+
+def dual_exp(a):
+    raise NotImplementedError("Complete Activity C: dual_exp")
+
+
+def dual_log(a):
+    raise NotImplementedError("Complete Activity C: dual_log")
+
+
+def jvp(f, x, u):
+    """(f(x), the derivative of f at x along u), by one forward pass on Dual(x, u)."""
+    raise NotImplementedError("Complete Activity C: jvp")
+
+
+def jacobian_fwd(f, x):
+    """The Jacobian of f at x, of shape f(x).shape + x.shape, from one JVP per input entry."""
+    raise NotImplementedError("Complete Activity C: jacobian_fwd")
+
+
+# %% tags=["reference"] activity="C"
+def dual_multiply(a, b):
+    return Dual(a.value * b.value, a.tangent * b.value + a.value * b.tangent)  # the product rule
+
+
+def dual_matmul(a, b):
+    return Dual(a.value @ b.value, a.tangent @ b.value + a.value @ b.tangent)
+
+
+def dual_exp(a):
+    value = np.exp(a.value)
+    return Dual(value, value * a.tangent)
+
+
+def dual_log(a):
+    return Dual(np.log(a.value), a.tangent / a.value)
+
+
+def jvp(f, x, u):
+    out = as_dual(f(Dual(x, u)))
+    return out.value, out.tangent
+
+
+def jacobian_fwd(f, x):
+    x = np.asarray(x, dtype=np.float64)
+    columns = []
+    for j in range(x.size):
+        direction = np.zeros(x.size)
+        direction[j] = 1.0
+        columns.append(jvp(f, x, direction.reshape(x.shape))[1])
+    stacked = np.stack(columns, axis=-1)  # one column per input entry
+    return stacked.reshape(stacked.shape[:-1] + x.shape)
+
+
+# %% tags=["check"] activity="C" points=2
+def check_forward(expression, x, constants, u):
+    """jvp and jacobian_fwd on f(x) = expression against torch.func.jvp and torch.func.jacfwd."""
+    what = f"f(x) = {expression} at x of shape {np.shape(x)}"
+
+    def f(x):
+        return eval(expression, globals(), {"x": x, **constants})
+
+    def f_torch(x):
+        return eval(expression, {}, {"x": x, **{k: torch.tensor(v) for k, v in constants.items()}})
+
+    value, tangent = jvp(f, x, u)
+    want_value, want_tangent = torch.func.jvp(f_torch, (torch.tensor(x),), (torch.tensor(u),))
+    close(value, want_value.numpy(), f"jvp: the value of {what}")
+    close(tangent, want_tangent.numpy(), f"jvp: the tangent of {what} along u (torch.func.jvp)")
+    close(jacobian_fwd(f, x), torch.func.jacfwd(f_torch)(torch.tensor(x)).numpy(),
+          f"jacobian_fwd of {what} (torch.func.jacfwd; shape f(x).shape + x.shape)")
+
+
+gen_c = np.random.default_rng(30)
+check_forward("x * x * 3.0", gen_c.normal(size=3), {}, gen_c.normal(size=3))
+check_forward("(x @ W).exp().sum(axis=1)", gen_c.normal(size=(2, 3)), {"W": gen_c.normal(size=(3, 4))},
+              gen_c.normal(size=(2, 3)))
+check_forward("W @ x.log()", gen_c.uniform(0.5, 2.0, size=(3, 2)), {"W": gen_c.normal(size=(4, 3))},
+              gen_c.normal(size=(3, 2)))
+check_forward("(x * V + 1.0).tanh().mean()", gen_c.normal(size=4), {"V": gen_c.normal(size=4)},
+              gen_c.normal(size=4))
+check_forward("(x * 0.0 + C).sum()", gen_c.normal(size=2), {"C": gen_c.normal(size=2)}, gen_c.normal(size=2))
+print("Activity C passed: the dual rules, jvp and jacobian_fwd agree with torch.func.jvp and "
+      "torch.func.jacfwd.")
+
+# %% [markdown]
+# **Which mode wins?** Count passes instead of timing them. Forward mode needs one pass per input
+# entry ($n$ JVPs); reverse mode one forward pass to record the tape, then one backward pass per
+# output entry ($m$ VJPs). The cell builds the full Jacobian both ways for two functions of the
+# same shape of code: `wide` maps 40 inputs to one number (a loss), `tall` maps 2 inputs to 40
+# outputs. `jacobian_rev` is reverse mode on your engine: before each backward pass it clears
+# every node's `.grad`, since the engine accumulates (Section 10, question 3).
+
+# %% requires="1a 1b 2 C"
+def jacobian_rev(f, x, counts):
+    """The Jacobian of f at x by reverse mode: one forward pass, one backward pass per output entry."""
+    start = Tensor(x)
+    out = f(start)
+    counts["forward"] += 1
+    nodes = graph_nodes(out)
+    rows = []
+    for j in range(out.data.size):
+        for node in nodes:
+            node.grad = np.zeros(node.shape)
+        seed = np.zeros(out.data.size)
+        seed[j] = 1.0
+        (out * seed.reshape(out.shape)).sum().backward()
+        counts["backward"] += 1
+        rows.append(start.grad.copy())
+    return np.array(rows).reshape(out.shape + start.shape)
+
+
+pass_rng = np.random.default_rng(31)
+W_wide, W_tall = pass_rng.normal(size=(40, 3)), pass_rng.normal(size=(2, 40))
+shapes_of = {"wide": (lambda x: (x @ W_wide).tanh().sum(), (1, 40)),
+             "tall": (lambda x: (x @ W_tall).tanh(), (1, 2))}
+pass_counts = {}
+for name, (function, shape) in shapes_of.items():
+    point = pass_rng.normal(size=shape)
+    evaluations = {"forward": 0}
+
+    def counted(x, function=function, evaluations=evaluations):
+        evaluations["forward"] += 1
+        return function(x)
+
+    forward_jacobian = jacobian_fwd(counted, point)
+    reverse_counts = {"forward": 0, "backward": 0}
+    reverse_jacobian = jacobian_rev(function, point, reverse_counts)
+    close(forward_jacobian, reverse_jacobian, f"the Jacobian of {name} by forward and by reverse mode")
+    pass_counts[name] = (evaluations["forward"], reverse_counts["forward"], reverse_counts["backward"])
+    n_in, n_out = int(np.prod(shape)), int(np.prod(forward_jacobian.shape)) // int(np.prod(shape))
+    print(f"{name}: R^{n_in} -> R^{n_out}: forward mode {evaluations['forward']} passes; reverse mode "
+          f"{reverse_counts['forward']} forward + {reverse_counts['backward']} backward passes")
+
+# %% [markdown]
+# **Question.** Which mode wins for `wide`, which for `tall`, and by how much? Which of the two
+# shapes does training a network have, and which a sensitivity analysis of a simulation with a
+# handful of parameters and thousands of outputs?
+
+# %% [markdown] tags=["reference"]
+# **Instructor answer.** `wide` ($n = 40$, $m = 1$): 40 forward-mode passes against one forward
+# and one backward pass, so reverse mode wins by about a factor 20 (a backward pass costs a small
+# multiple of a forward one). `tall` ($n = 2$, $m = 40$): 2 forward-mode passes against 1 + 40,
+# forward mode wins by about as much. Training has the first shape (one loss, many weights), which
+# is why frameworks are built around reverse mode; the simulation has the second. Forward mode
+# also stores no tape: its memory does not grow with the length of the computation.
+
+# %% [markdown]
+# ## Optional D · Double backprop (2 bonus points)
+#
+# > Graded with NumPy only: PyTorch is not available to these functions when graded.
+#
+# The closures of Activity 1a work on arrays, so the gradient they leave in `.grad` is a plain
+# array: the computation that produced it was not recorded, and it cannot be differentiated
+# again. Written in **Tensor operations** instead, the backward pass is itself a graph, and the
+# gradient a Tensor you can differentiate: that is PyTorch's `create_graph=True`, and it gives
+# Hessian-vector products, and with them Newton steps, at the cost of a couple of passes.
+#
+# Write
+#
+# * `vjp_tensor(node, g)`: for an operation node and the Tensor `g` holding $\partial L/\partial$
+#   node, the list of its contributions to its parents (in `_prev` order), each a Tensor computed
+#   from Tensor operations only (`g`, the node, its parents, and constants), with the labels
+#   `"+"`, `"*"`, `"@"`, `"T"`, `"sum"`, `"exp"`, `"log"` and `"relu"`. Undo broadcasting with
+#   `sum_to` below, the Tensor-operation version of `unbroadcast`. For `"sum"`, handle the sums
+#   this section uses, over everything or with `keepdims=True`, whose gradient broadcasts back
+#   as it is (multiply it by ones of the input's shape); raise `ValueError` for any other sum and
+#   any other label. `x.reciprocal()` is $1/x$ for positive $x$.
+# * `grad(y, xs, create_graph=False)`: the gradients of the scalar Tensor `y` with respect to
+#   each Tensor of the list `xs`, as a list of Tensors: walk the nodes in reverse topological
+#   order, seed `y` with a Tensor of ones, and add up every node's contributions with Tensor `+`.
+#   An `x` that `y` does not depend on gets zeros. With `create_graph=False`, return new leaves
+#   holding the values (nothing recorded behind them). `.grad` is never touched.
+# * `hvp(f, x, v)`: the Hessian of the scalar function `f` at the array `x`, times `v`:
+#   $\nabla_x \langle \nabla f(x), v\rangle$. One `grad(..., create_graph=True)`, then the
+#   engine's ordinary `backward` on $\langle g, v\rangle$; return the array of `x`'s shape.
+# * `newton_step(f, x)`: $x - H^{-1}\nabla f(x)$, with $H$ built column by column from `hvp` on
+#   the basis vectors (`x` flattened; `np.linalg.solve` is allowed); return an array of `x`'s
+#   shape.
+#
+# Use smooth functions here: ReLU's second derivative is zero wherever it exists, so its
+# Hessian carries no information.
+
+# %%
+def sum_to(g, shape):
+    """unbroadcast in Tensor operations: the sums are recorded, so they can be differentiated."""
+    if g.data.ndim > len(shape):
+        g = reduce_sum(g, tuple(range(g.data.ndim - len(shape))))
+    stretched = tuple(i for i, size in enumerate(shape) if size == 1 and g.shape[i] != 1)
+    return reduce_sum(g, stretched, True) if stretched else g
+
+
+# %% tags=["stub"] activity="D"
+def vjp_tensor(node, g):
+    """The contributions of `node` to its parents' gradients, as Tensors built from Tensor operations."""
+    raise NotImplementedError("Complete Activity D: vjp_tensor")
+
+
+def grad(y, xs, create_graph=False):
+    """[dy/dx for x in xs] as Tensors; recorded (differentiable) when create_graph is True."""
+    raise NotImplementedError("Complete Activity D: grad")
+
+
+def hvp(f, x, v):
+    """The Hessian of the scalar function f at x, times v, as an array of x's shape."""
+    raise NotImplementedError("Complete Activity D: hvp")
+
+
+def newton_step(f, x):
+    """x - H^-1 grad f(x), with H from one hvp per entry of x."""
+    raise NotImplementedError("Complete Activity D: newton_step")
+
+
+# %% tags=["reference"] activity="D"
+def vjp_tensor(node, g):
+    a, b = (node._prev + (None,))[:2]
+    if node._op == "+":
+        return [sum_to(g, a.shape), sum_to(g, b.shape)]
+    if node._op == "*":
+        return [sum_to(g * b, a.shape), sum_to(g * a, b.shape)]  # b and a as Tensors: recorded
+    if node._op == "@":
+        return [g @ b.T, a.T @ g]
+    if node._op == "T":
+        return [g.T]
+    if node._op == "sum" and g.data.ndim in (0, a.data.ndim):
+        return [g * np.ones(a.shape)]
+    if node._op == "exp":
+        return [g * node]
+    if node._op == "log":
+        return [g * a.reciprocal()]
+    if node._op == "relu":
+        return [g * (a.data > 0)]
+    raise ValueError(f"vjp_tensor has no rule for a {node._op!r} node of shape {node.shape}")
+
+
+def grad(y, xs, create_graph=False):
+    order, placed = [], set()
+
+    def place(node):
+        if id(node) not in placed:
+            placed.add(id(node))
+            for parent in node._prev:
+                place(parent)
+            order.append(node)
+
+    place(y)
+    grads = {id(y): Tensor(np.ones(y.shape))}
+    for node in reversed(order):
+        if node._prev and id(node) in grads:
+            for parent, part in zip(node._prev, vjp_tensor(node, grads[id(node)])):
+                grads[id(parent)] = grads[id(parent)] + part if id(parent) in grads else part
+    found = [grads.get(id(x), Tensor(np.zeros(x.shape))) for x in xs]
+    return found if create_graph else [Tensor(g.data) for g in found]
+
+
+def hvp(f, x, v):
+    leaf = Tensor(x)
+    (g,) = grad(f(leaf), [leaf], create_graph=True)
+    backward((g * v).sum())  # the gradient of <grad f, v>, into leaf.grad
+    return leaf.grad.copy()
+
+
+def newton_step(f, x):
+    x = np.asarray(x, dtype=np.float64)
+    columns = []
+    for j in range(x.size):
+        direction = np.zeros(x.size)
+        direction[j] = 1.0
+        columns.append(hvp(f, x, direction.reshape(x.shape)).ravel())
+    leaf = Tensor(x)
+    (g,) = grad(f(leaf), [leaf])
+    return x - np.linalg.solve(np.stack(columns, axis=1), g.data.ravel()).reshape(x.shape)
+
+
+# %% tags=["check"] activity="D" points=2
+def check_second_order(expression, x, constants, v):
+    what = f"f(x) = {expression} at x of shape {np.shape(x)}"
+
+    def f(x):
+        return eval(expression, globals(), {"x": x, **constants})
+
+    def f_torch(x):
+        return eval(expression, {}, {"x": x, **{k: torch.tensor(v) for k, v in constants.items()}})
+
+    twin = t64(x)
+    (want_grad,) = torch.autograd.grad(f_torch(twin), twin)
+    watched = Tensor(x)
+    found = grad(f(watched), [watched])
+    assert isinstance(found, list) and len(found) == 1 and isinstance(found[0], Tensor), \
+        f"grad of {what}: expected a list holding one Tensor, got {found!r:.80}"
+    close(found[0].data, want_grad.numpy(), f"grad of {what} (torch.autograd.grad)")
+    assert not found[0]._prev, f"grad of {what} with create_graph=False must return leaves"
+    close(watched.grad, np.zeros(np.shape(x)), f"x.grad after grad of {what} (grad leaves .grad alone)")
+    (recorded_grad,) = grad(f(Tensor(x)), [Tensor(x)], create_graph=True)
+    close(recorded_grad.data, np.zeros(np.shape(x)), f"grad of {what} with respect to a Tensor it does not use")
+    _, want_hvp = torch.autograd.functional.hvp(f_torch, torch.tensor(x), torch.tensor(v))
+    close(hvp(f, x, v), want_hvp.numpy(), f"hvp of {what} (torch.autograd.functional.hvp)")
+    hessian = torch.autograd.functional.hessian(f_torch, torch.tensor(x)).numpy().reshape(np.size(x), -1)
+    want_step = x - torch.linalg.solve(torch.tensor(hessian), want_grad.reshape(-1)).numpy().reshape(np.shape(x))
+    close(newton_step(f, x), want_step, f"newton_step on {what} (torch.linalg.solve with the Hessian)", tol=1e-8)
+
+
+gen_d = np.random.default_rng(40)
+check_second_order("(x * x * x).sum()", np.array([[1.0, -2.0, 0.5]]), {}, np.array([[1.0, 0.5, -1.0]]))
+check_second_order("((x @ W).exp() + 1.0).log().sum() + (x * x).sum() * 0.5", gen_d.normal(size=(1, 3)),
+                   {"W": gen_d.normal(size=(3, 4))}, gen_d.normal(size=(1, 3)))
+check_second_order("(x @ W + c).tanh().sum() + (x * x).sum()", gen_d.normal(size=(1, 4)) * 0.5,
+                   {"W": gen_d.normal(size=(4, 3)), "c": gen_d.normal(size=3)}, gen_d.normal(size=(1, 4)))
+check_second_order("(x.T @ x).exp().sum() * 0.1 + (x * x).mean()", gen_d.normal(size=(1, 2)) * 0.3, {},
+                   gen_d.normal(size=(1, 2)))
+print("Activity D passed: grad, hvp and newton_step agree with torch.autograd.grad, "
+      "torch.autograd.functional.hvp and torch.linalg.solve on the Hessian.")
+
+# %% [markdown]
+# **Newton against gradient descent.** On the smooth, convex
+# $f(x) = \sum \operatorname{softplus}(x W) + \tfrac12 \lVert x \rVert^2$ in 6 dimensions, four
+# Newton steps and four gradient-descent steps (learning rate 0.1) from the same start:
+
+# %% requires="1a 1b 2 D"
+newton_rng = np.random.default_rng(41)
+W_newton = newton_rng.normal(size=(6, 8))
+
+
+def softplus_objective(x):
+    return ((x @ W_newton).exp() + 1.0).log().sum() + (x * x).sum() * 0.5
+
+
+x_newton = x_descent = newton_rng.normal(size=(1, 6))
+for step in range(1, 5):
+    x_newton = newton_step(softplus_objective, x_newton)
+    x_leaf = Tensor(x_descent)
+    x_descent = x_descent - 0.1 * grad(softplus_objective(x_leaf), [x_leaf])[0].data
+    newton_leaf = Tensor(x_newton)
+    newton_norm = np.linalg.norm(grad(softplus_objective(newton_leaf), [newton_leaf])[0].data)
+    descent_leaf = Tensor(x_descent)
+    descent_norm = np.linalg.norm(grad(softplus_objective(descent_leaf), [descent_leaf])[0].data)
+    print(f"step {step}: |gradient| after Newton {newton_norm:.2e}, after gradient descent {descent_norm:.2e}")
+
+# %% [markdown]
+# Newton's gradient norm collapses quadratically, its number of correct digits roughly doubling
+# per step, while gradient descent shrinks it by a steady factor. Each Newton step cost 6
+# Hessian-vector products here; for a network with a million weights nobody forms $H$, but
+# Hessian-vector products still drive conjugate-gradient (truncated) Newton methods and curvature
+# estimates.
+
+# %% [markdown]
+# ## Optional E · A convolution (2 bonus points)
+#
+# > Graded with NumPy only: PyTorch is not available to these functions when graded.
+#
+# A 2-D convolution layer, as PyTorch's `F.conv2d` computes it (a cross-correlation: the filter
+# is not flipped). Inputs `x` of shape (N, C, H, W), filters `w` of shape (F, C, kh, kw), a bias
+# `b` of shape (F,): the input is padded with `padding` zeros on every side, and each filter
+# slides over it in steps of `stride`, giving an output of shape (N, F, OH, OW) with
+# $OH = \lfloor (H + 2p - k_h)/s \rfloor + 1$ (and the same for OW):
+#
+# $$\text{out}[n, f, i, j] = b_f + \sum_{c, u, v} w[f, c, u, v]\; x_\text{pad}[n, c, s i + u, s j + v].$$
+#
+# Write `conv2d(x, w, b, stride=1, padding=0)` as a primitive: one node with the parents
+# `(x, w, b)`, the label `"conv2d"`, and a closure that adds the three gradients. Every input
+# entry is read by several outputs, so its gradient is a sum, and the bias is broadcast over
+# the batch and both spatial axes, which its gradient sums away, as `unbroadcast` would. A
+# compact way to write both passes is a loop over the $k_h k_w$ filter positions $(u, v)$: for
+# each, the strided slice `x_pad[:, :, u:u + s*OH:s, v:v + s*OW:s]` of shape (N, C, OH, OW) meets
+# `w[:, :, u, v]` of shape (F, C) (`np.einsum` or `np.tensordot`), and the backward pass adds
+# into the same slices of a padded gradient, whose border you then drop. Loops over every output
+# pixel are right too, and slow.
+
+# %% tags=["stub"] activity="E"
+def conv2d(x, w, b, stride=1, padding=0):
+    """The cross-correlation of x (N, C, H, W) with w (F, C, kh, kw), plus b (F,), as a new Tensor."""
+    raise NotImplementedError("Complete Activity E: conv2d")
+
+
+# %% tags=["reference"] activity="E"
+def conv2d(x, w, b, stride=1, padding=0):
+    height, width = x.shape[2:]
+    kh, kw = w.shape[2:]
+    edge = ((0, 0), (0, 0), (padding, padding), (padding, padding))
+    padded = np.pad(x.data, edge)
+    oh, ow = (height + 2 * padding - kh) // stride + 1, (width + 2 * padding - kw) // stride + 1
+    spots = [(u, v, (slice(None), slice(None), slice(u, u + stride * oh, stride), slice(v, v + stride * ow, stride)))
+             for u in range(kh) for v in range(kw)]
+    total = sum(np.einsum("nchw,fc->nfhw", padded[window], w.data[:, :, u, v]) for u, v, window in spots)
+    out = Tensor(total + b.data[:, None, None], (x, w, b), "conv2d")
+
+    def _backward():
+        g = out.grad
+        grad_padded = np.zeros(padded.shape)
+        for u, v, window in spots:
+            w.grad[:, :, u, v] += np.einsum("nfhw,nchw->fc", g, padded[window])
+            grad_padded[window] += np.einsum("nfhw,fc->nchw", g, w.data[:, :, u, v])  # windows overlap: add
+        x.grad += grad_padded[:, :, padding:padding + height, padding:padding + width]
+        b.grad += g.sum(axis=(0, 2, 3))  # b was broadcast over the batch and both spatial axes
+
+    out._backward = _backward
+    return out
+
+
+# %% tags=["check"] activity="E" points=2
+def check_conv(shape_x, shape_w, stride, padding, seed):
+    rng = np.random.default_rng(seed)
+    arrays = [rng.normal(size=shape_x), rng.normal(size=shape_w), rng.normal(size=shape_w[0])]
+    what = f"conv2d with x {shape_x}, w {shape_w}, stride {stride}, padding {padding}"
+    leaves = [Tensor(a) for a in arrays]
+    earlier = [rng.normal(size=a.shape) for a in arrays]
+    for leaf, prior in zip(leaves, earlier):
+        leaf.grad = prior.copy()
+    out = conv2d(*leaves, stride=stride, padding=padding)
+    assert isinstance(out, Tensor), f"{what}: expected a new Tensor, got a {type(out).__name__}"
+    assert len(out._prev) == 3 and all(p is leaf for p, leaf in zip(out._prev, leaves)), \
+        f"{what}: the new node's _prev must be (x, w, b)"
+    twins = [t64(a) for a in arrays]
+    expected = F.conv2d(twins[0], twins[1], twins[2], stride=stride, padding=padding)
+    close(out.data, expected.detach().numpy(), f"{what}: out.data (F.conv2d)")
+    upstream = rng.normal(size=tuple(expected.shape))
+    grads = torch.autograd.grad(expected, twins, torch.tensor(upstream))
+    out.grad = upstream.copy()
+    out._backward()
+    for name, leaf, prior, g, sent in zip("xwb", leaves, earlier, grads, arrays):
+        close(leaf.grad, prior + g.numpy(), f"{what}: {name}.grad after out._backward() (it held an earlier "
+              "gradient; random out.grad)")
+        close(leaf.data, sent, f"{what}: {name}.data (the inputs must not change)")
+
+
+check_conv((1, 1, 4, 4), (1, 1, 3, 3), 1, 0, seed=50)
+check_conv((2, 3, 5, 5), (4, 3, 3, 3), 1, 1, seed=51)
+check_conv((2, 2, 7, 6), (3, 2, 3, 2), 2, 1, seed=52)
+check_conv((1, 2, 8, 8), (2, 2, 2, 2), 2, 0, seed=53)
+check_conv((3, 1, 5, 4), (2, 1, 1, 3), 3, 2, seed=54)
+print("Activity E passed: conv2d values and the gradients of x, w and b agree with F.conv2d over strides, "
+      "paddings and channel counts.")
+
+# %% [markdown]
+# **A small CNN on the digits.** The digits of Section 8, as images of one channel, 1 × 8 × 8:
+#
+# | layer | output |
 # |---|---|
-# | A | Adam: per-parameter moment estimates instead of plain SGD, compared with it on the spiral |
-# | B | a `no_grad` switch: primitives that skip recording, and the speed-up of a forward pass |
-# | C | forward mode with dual numbers, and the regime where it beats reverse mode |
-# | D | double backprop: backward rules written in Tensor operations, Hessian-vector products |
-# | E | a `conv2d` operation with its backward rule, trained on a small image task |
-# | F | the tape drawn with Graphviz, by walking `_prev` |
+# | `conv2d` 1 → 8 channels, 3 × 3, stride 1, padding 1, ReLU | 8 × 8 × 8 |
+# | `conv2d` 8 → 16 channels, 3 × 3, stride 2, padding 1, ReLU | 16 × 4 × 4 |
+# | `flatten`, then a linear layer 256 → 10 | 10 logits |
 #
-# They are not part of this version; nothing here is graded for them.
+# Constants, chosen to keep the run to a few seconds: He-initialised weights from
+# `np.random.default_rng(0)`, zero biases, `train_epoch` (plain SGD) with batches of 32 at
+# learning rate 0.1, 8 epochs. `flatten` is one more given primitive: a reshape, whose backward
+# rule reshapes the gradient back.
+
+# %% requires="1a 1b 2 3 4 E"
+def flatten(a):
+    """(N, ...) -> (N, everything else) as a new Tensor."""
+    out = Tensor(a.data.reshape(len(a.data), -1), (a,), "flatten")
+
+    def push_back():
+        a.grad += out.grad.reshape(a.shape)
+
+    out._backward = push_back
+    return out
+
+
+def he(rng, shape, fan_in):
+    return Tensor(rng.normal(0.0, np.sqrt(2.0 / fan_in), size=shape))
+
+
+cnn_rng = np.random.default_rng(0)
+cnn_params = [he(cnn_rng, (8, 1, 3, 3), 9), Tensor(np.zeros(8)), he(cnn_rng, (16, 8, 3, 3), 72), Tensor(np.zeros(16)),
+              he(cnn_rng, (256, 10), 256), Tensor(np.zeros(10))]
+
+
+def cnn(images):
+    w1, b1, w2, b2, w3, b3 = cnn_params
+    h = conv2d(as_tensor(images), w1, b1, stride=1, padding=1).relu()
+    h = conv2d(h, w2, b2, stride=2, padding=1).relu()
+    return flatten(h) @ w3 + b3
+
+
+def as_images(rows):
+    return rows.reshape(-1, 1, 8, 8)
+
+
+for epoch in range(1, 9):
+    cnn_losses = train_epoch(cnn, cnn_params, as_images(X_train), y_train, cnn_rng.permutation(len(X_train)), 32, 0.1)
+    if epoch % 2 == 0:
+        print(f"CNN epoch {epoch}: last batch loss {cnn_losses[-1]:.4f}, validation accuracy "
+              f"{accuracy(cnn, as_images(X_val), y_val):.3f}")
+cnn_test_accuracy = accuracy(cnn, as_images(X_test), y_test)
+print(f"CNN test accuracy: {cnn_test_accuracy:.3f} (the MLP of Section 8: {digit_test_accuracy:.3f})")
+
+# %% [markdown]
+# ## Optional F · The tape, drawn (1 bonus point)
 #
+# > Graded with NumPy only: PyTorch is not available to these functions when graded.
+#
+# Graphviz draws graphs described in its DOT language. Write `to_dot(root)`, which walks `_prev`
+# from `root` (`graph_nodes` of Section 2 lists every node once) and returns DOT text with
+#
+# * the first line `digraph tape {` and the last `}`;
+# * one line per node of the graph, each node once however many paths reach it:
+#   `n<id> [label="<op> <shape>"];`, where `<id>` is `id(node)` (unique while the graph lives),
+#   `<op>` the node's `_op`, or `leaf` when it is empty, and `<shape>` its shape as Python prints
+#   it, e.g. `n140 [label="@ (5, 8)"];`;
+# * one line per entry of every node's `_prev`: `n<parent id> -> n<node id>;`. An entry that
+#   appears twice (`x * x`) gets two edges.
+#
+# The cell after the check renders the graph of a two-layer MLP's loss with the `graphviz`
+# package, where the `dot` program is installed.
+
+# %% tags=["stub"] activity="F"
+def to_dot(root):
+    """The graph behind `root` as Graphviz DOT text: a node per Tensor, an edge per _prev entry."""
+    raise NotImplementedError("Complete Activity F: to_dot")
+
+
+# %% tags=["reference"] activity="F"
+def to_dot(root):
+    lines = ["digraph tape {"]
+    for node in graph_nodes(root):  # each node once, however many paths reach it
+        lines.append(f'  n{id(node)} [label="{node._op or "leaf"} {node.shape}"];')
+        lines += [f"  n{id(parent)} -> n{id(node)};" for parent in node._prev]  # x * x: two edges
+    return "\n".join(lines + ["}"])
+
+
+# %% tags=["check"] activity="F" points=1
+def read_dot(text):
+    """(labels by node name, the list of edges) of DOT text written in the format above."""
+    lines = [line.strip() for line in text.strip().splitlines()]
+    assert lines[0].startswith("digraph") and lines[0].endswith("{") and lines[-1] == "}", \
+        "to_dot: the text must start with 'digraph tape {' and end with '}'"
+    labels, edges = {}, []
+    for line in lines[1:-1]:
+        if "->" in line:
+            parent, child = (part.strip(" ;") for part in line.split("->"))
+            edges.append((parent, child))
+        elif line:
+            name, label = line.split("[label=")
+            assert name.strip() not in labels, f"to_dot: the node {name.strip()} is listed twice"
+            labels[name.strip()] = label.rstrip("];").strip('"')
+    return labels, edges
+
+
+def check_dot(root, what):
+    labels, edges = read_dot(to_dot(root))
+    tape = graph_nodes(root)
+    want = {f"n{id(node)}": f"{node._op or 'leaf'} {node.shape}" for node in tape}
+    assert set(labels) == set(want), f"to_dot on {what}: {len(labels)} nodes, expected {len(want)}, one per Tensor"
+    for name, label in want.items():
+        assert labels[name] == label, f"to_dot on {what}: the label of a node is {labels[name]!r}, expected {label!r}"
+    expected_edges = sorted((f"n{id(p)}", f"n{id(node)}") for node in tape for p in node._prev)
+    assert sorted(edges) == expected_edges, \
+        f"to_dot on {what}: {len(edges)} edges, expected {len(expected_edges)}, parent -> node, one per _prev entry"
+
+
+x_dot = Tensor([[1.0, -2.0]])
+check_dot(x_dot, "a single leaf")
+check_dot((x_dot * x_dot).sum(), "sum(x * x), where x is both parents")
+shared = x_dot.relu()
+check_dot((shared + shared.exp()) @ Tensor([[1.0], [2.0]]), "a node reached by two paths")
+tape_rng = np.random.default_rng(61)
+check_dot(cross_entropy(MLP([3, 5, 2], tape_rng)(tape_rng.normal(size=(4, 3))), np.array([0, 1, 1, 0])),
+          "the loss of an MLP([3, 5, 2])")
+print("Activity F passed: to_dot lists every node once with its operation and shape, and every _prev "
+      "entry as an edge.")
+
+# %% [markdown]
+# The two-layer MLP's loss, drawn. Node names hold memory addresses, which change from run to
+# run, so they are renamed `t0`, `t1`, ... in order of appearance before drawing.
+
+# %% requires="1a 1b 2 3 4 F"
+import re
+import shutil
+
+dot_rng = np.random.default_rng(60)
+dot_model = MLP([2, 8, 3], dot_rng)
+mlp_loss = cross_entropy(dot_model(dot_rng.normal(size=(5, 2))), np.array([0, 1, 2, 1, 0]))
+mlp_dot = to_dot(mlp_loss)
+names = {}
+mlp_dot = re.sub(r"\bn\d+\b", lambda match: names.setdefault(match.group(), f"t{len(names)}"), mlp_dot)
+print(f"the graph of the MLP's loss: {len(names)} nodes, {mlp_dot.count('->')} edges")
+if shutil.which("dot") is None:
+    print("Graphviz's dot program is not installed, so the graph is not drawn (install the Debian "
+          "package graphviz, or conda's python-graphviz); the DOT text:\n" + mlp_dot)
+else:
+    import graphviz
+    from IPython.display import SVG, display
+
+    # The picture itself, not the Source object, whose text form holds a memory address.
+    display(SVG(graphviz.Source(mlp_dot.replace("digraph tape {", "digraph tape {\n  rankdir=BT;")).pipe(format="svg")))
+
+
+# %% [markdown]
 # ## 12 · Discuss
 #
 # 1. `multiply` passes its contributions through `unbroadcast`, `matmul` does not. What would

@@ -7,6 +7,7 @@ checks' (other shapes, axes, seeds, graphs and networks). Expected values are co
 PyTorch in float64 (or, for a finite difference with a given step, with the same difference
 computed here) and never enter the sandbox. Every case is small: the whole set runs in seconds.
 """
+import re
 from functools import cache
 from itertools import product
 
@@ -22,7 +23,12 @@ from autograder.vocabulary import Case, array_problem, as_numbers, describe, fir
 # functions, so none of them depends on another. The training loop (3) runs the student's
 # primitives, loss and backward; the network and its gradient check (4) all of that and
 # zero_grad; the witness (5) runs on a network the probe builds, with a zero_grad of its own.
-DEPENDS = {"3": ("1a", "1b", "2"), "4": ("1a", "1b", "2", "3"), "5": ("1a", "1b", "2")}
+# Of the optional activities, no_grad (B) is watched through graphs of the student's primitives
+# and backward, and double backprop (D) builds its backward graphs from the primitives and ends
+# with backward; Adam (A), forward mode (C), conv2d (E) and to_dot (F) are graded on their own
+# (C's Dual and F's graphs are built by given code and the probes).
+DEPENDS = {"3": ("1a", "1b", "2"), "4": ("1a", "1b", "2", "3"), "5": ("1a", "1b", "2"), "B": ("1a", "2"),
+           "D": ("1a", "2")}
 
 # The witness (5) is a comparison with PyTorch; every other activity is graded without it.
 USES_PYTORCH = ("5",)
@@ -707,9 +713,361 @@ def cases_5(rng):
     return cases
 
 
+# ---------------------------------------------------------------- A: adam_step against torch.optim.Adam
+# Hyper-parameters: PyTorch's defaults; other betas and eps; an eps as large as sqrt(v) (gradients
+# of size 1e-3), where adding it inside or outside the square root differs; beta2 = 0 (v is the
+# last squared gradient). Parameter sets: one matrix, a matrix with a vector, a 0-d parameter.
+# Each case runs 5 steps with fresh random gradients (a zero entry included) and is judged step
+# by step, step 1 first. Crossed: 4 x 3 = 12 cases.
+ADAM_SETTINGS = {"PyTorch's defaults (lr 0.001)": (1e-3, (0.9, 0.999), 1e-8, 1.0),
+                 "lr 0.02, betas (0.8, 0.95), eps 1e-6": (0.02, (0.8, 0.95), 1e-6, 1.0),
+                 "lr 0.5, betas (0.95, 0.9), eps 0.002, gradients of size 1e-3": (0.5, (0.95, 0.9), 2e-3, 1e-3),
+                 "lr 0.1, betas (0.7, 0.0), eps 1e-8": (0.1, (0.7, 0.0), 1e-8, 1.0)}
+ADAM_PARAMETERS = {"one (3, 4) matrix": [(3, 4)], "a (2, 3) matrix and a (3,) vector": [(2, 3), (3,)],
+                   "a 0-d parameter": [()]}
+ADAM_STEPS = 5
+
+
+def adam_case(title, datas, grads, lr, betas, eps):
+    leaves = [t64(d) for d in datas]
+    theirs = torch.optim.Adam(leaves, lr=lr, betas=betas, eps=eps)
+    trail = []
+    for step_grads in grads:
+        for leaf, g in zip(leaves, step_grads):
+            leaf.grad = torch.tensor(g)
+        theirs.step()
+        trail.append([leaf.detach().numpy().copy() for leaf in leaves])
+    title = f"adam_step with {title}"
+
+    def judge(answer):
+        if not isinstance(answer, list) or len(answer) != len(trail):
+            return f"{title}: the probe expected {len(trail)} steps, got {describe(answer)}"
+        for step, (got, want, sent) in enumerate(zip(answer, trail, grads), start=1):
+            problem = first_problem(
+                *(array_problem(d, w, f"{title}: parameter {i} after step {step} of {len(trail)} (torch.optim.Adam "
+                                "on the same gradients)") for i, (d, w) in enumerate(zip(got["datas"], want))),
+                *(unchanged(g, s, f"{title}: parameter {i}'s .grad after step {step}")
+                  for i, (g, s) in enumerate(zip(got["grads"], sent))))
+            if problem:
+                return problem
+        return None
+
+    return Case("A", title, "adam", {"datas": datas, "grads": grads, "lr": lr, "betas": list(betas), "eps": eps},
+                judge)
+
+
+def cases_a(rng):
+    cases = []
+    for (setting, (lr, betas, eps, scale)), (name, shapes) in product(ADAM_SETTINGS.items(), ADAM_PARAMETERS.items()):
+        grads = [[scale * rng.normal(size=shape) for shape in shapes] for _ in range(ADAM_STEPS)]
+        grads[1][0] = grads[1][0] * (np.arange(np.size(grads[1][0])).reshape(np.shape(grads[1][0])) != 0)
+        cases.append(adam_case(f"{setting} on {name}", [rng.normal(size=shape) for shape in shapes], grads,
+                               lr, betas, eps))
+    return cases
+
+
+# ---------------------------------------------------------------- B: no_grad, graded on structure
+# Expressions of the student's primitives on small leaves (operations with one and two parents,
+# broadcasting, a reduction, the transpose): each run outside no_grad, inside it, inside an outer
+# no_grad after an inner one ended, after both, and after an exception inside one. 5 cases.
+QUIET = {"a product plus a broadcast bias": ("a * b + c", {"a": (2, 3), "b": (2, 3), "c": (3,)}),
+         "a matrix product, exp and a sum": ("(a @ b).exp().sum()", {"a": (2, 3), "b": (3, 2)}),
+         "a transpose through relu": ("(a.T * 3.0).relu() + 1.0", {"a": (3, 2)}),
+         "a difference squared": ("(a - b) * (a - b)", {"a": (4,), "b": (4,)}),
+         "a mean of logs": ("(a * a + 1.0).log().mean()", {"a": (2, 2)})}
+
+
+def quiet_case(title, expression, leaves):
+    setting = f"no_grad with {title}, {expression}"
+
+    def judge(answer):
+        outside, inside = answer["outside"], answer["inside"]
+        if not (outside["parents"] and outside["sent"]):
+            return (f"{setting}: outside no_grad the result must record its parents and backward must reach the "
+                    "leaves (is grad_enabled left False?)")
+        return first_problem(
+            inside["parents"] and f"{setting}: inside `with no_grad():` the result kept {inside['parents']} parents "
+                                  "in _prev, expected none (no_grad must set the module-level grad_enabled to False; "
+                                  "a function assigns a module-level name only after `global grad_enabled`)",
+            inside["sent"] and f"{setting}: inside no_grad, backward from the result still reached the leaves",
+            array_problem(inside["data"], outside["data"], f"{setting}: the value computed inside no_grad (it must "
+                                                           "equal the recorded one)"),
+            answer["after_inner"]["parents"] and f"{setting}: nested no_grad blocks: after the inner one ended, "
+                                                 "recording was on again inside the outer one (restore the value "
+                                                 "grad_enabled had on entry, not True)",
+            not answer["after_both"]["parents"] and f"{setting}: after nested no_grad blocks ended, recording "
+                                                    "must be on again",
+            not answer["propagated"] and f"{setting}: an exception raised inside `with no_grad():` must propagate "
+                                         "to the caller",
+            not answer["after_error"]["parents"] and f"{setting}: after an exception inside no_grad, recording "
+                                                     "must be on again (restore grad_enabled in a finally clause)")
+
+    return Case("B", setting, "quiet", {"expression": expression, "leaves": leaves}, judge)
+
+
+def cases_b(rng):
+    return [quiet_case(title, expression, {name: rng.normal(size=shape) for name, shape in shapes.items()})
+            for title, (expression, shapes) in QUIET.items()]
+
+
+# ---------------------------------------------------------------- C: forward mode against torch.func
+# Functions that use every dual rule (product, matrix product on either side, exp, log) and the
+# derived tanh and mean, on inputs of 1, 2 and 3 dimensions, plus one whose output does not
+# depend on the input; each asked for a JVP along a random direction and for its Jacobian:
+# 6 x 2 = 12 cases.
+FORWARD = {"a product with a constant, summed over axis 0": ("(x * x * C).sum(axis=0)", (3, 2), {"C": (3, 2)}),
+           "a matrix product with the input on the right": ("W @ x", (3, 2), {"W": (4, 3)}),
+           "exp of a matrix product with the input on the left": ("(x @ W).exp()", (2, 3), {"W": (3, 2)}),
+           "the log of a positive function": ("(x * x + 1.0).log().sum()", (2, 2, 2), {}),
+           "tanh, then the mean": ("(x * V - 0.5).tanh().mean()", (5,), {"V": (5,)}),
+           "an output that does not depend on the input": ("x * 0.0 + C", (2,), {"C": (3, 2)})}
+
+
+def torch_function(expression, constants):
+    return lambda x: eval(expression, {}, {"x": x, **{k: torch.tensor(v) for k, v in constants.items()}})
+
+
+def tangent_case(title, expression, x, constants, u):
+    value, slope = (t.numpy() for t in torch.func.jvp(torch_function(expression, constants), (torch.tensor(x),),
+                                                       (torch.tensor(u),)))
+    setting = f"jvp of f(x) = {expression} ({title}) at x of shape {shape_text(x.shape)}"
+
+    def judge(answer):
+        return first_problem(array_problem(answer["value"], value, f"{setting}: the value f(x)"),
+                             array_problem(answer["tangent"], slope, f"{setting}: the tangent along u "
+                                           "(torch.func.jvp)"))
+
+    return Case("C", setting, "tangent", {"expression": expression, "x": x, "constants": constants, "u": u}, judge)
+
+
+def jacobian_case(title, expression, x, constants):
+    want = torch.func.jacfwd(torch_function(expression, constants))(torch.tensor(x)).numpy()
+    setting = f"jacobian_fwd of f(x) = {expression} ({title}) at x of shape {shape_text(x.shape)}"
+
+    def judge(answer):
+        return array_problem(answer["jacobian"], want, f"{setting}: the Jacobian, of shape f(x).shape + x.shape "
+                             "(torch.func.jacfwd)")
+
+    return Case("C", setting, "jacobian", {"expression": expression, "x": x, "constants": constants}, judge)
+
+
+def cases_c(rng):
+    cases = []
+    for title, (expression, shape, shapes) in FORWARD.items():
+        constants = {name: rng.normal(size=size) for name, size in shapes.items()}
+        x = rng.normal(size=shape)
+        cases.append(tangent_case(title, expression, x, constants, rng.normal(size=shape)))
+        cases.append(jacobian_case(title, expression, x, constants))
+    return cases
+
+
+# ---------------------------------------------------------------- D: double backprop
+# Smooth scalar functions (softplus, a cubic, tanh with a broadcast bias, exp of a quadratic form
+# through the transpose, log of a row sum kept with keepdims) of row vectors and of a matrix;
+# for each, grad with and without create_graph (and a Tensor it does not use), hvp along a random
+# direction, and a Newton step: 5 x 3 = 15 cases.
+SECOND_ORDER = {
+    "softplus of a product plus a square": ("((x @ W).exp() + 1.0).log().sum() + (x * x).sum()", (1, 4),
+                                            {"W": (4, 3)}),
+    "a cubic": ("(x * x * x * C).sum() + (x * x).sum() * 3.0", (1, 3), {"C": (1, 3)}),
+    "tanh with a broadcast bias": ("(x @ W + c).tanh().sum() + (x * x).sum()", (1, 3), {"W": (3, 5), "c": (5,)}),
+    "exp of a quadratic form": ("(x @ A @ x.T).exp().sum() * 0.2 + (x * x).sum()", (1, 3), {"A": (3, 3)}),
+    "log of row sums kept with keepdims, on a matrix": (
+        "((x * x).sum(axis=1, keepdims=True) + 1.0).log().sum() + (x @ W).exp().mean()", (2, 2), {"W": (2, 3)}),
+}
+
+
+def torch_gradient(expression, x, constants):
+    twin = t64(x)
+    (g,) = torch.autograd.grad(torch_function(expression, constants)(twin), twin)
+    return g.numpy()
+
+
+def gradient_case(title, expression, x, constants):
+    want = torch_gradient(expression, x, constants)
+    setting = f"grad of f(x) = {expression} ({title}) with respect to [x, a Tensor f does not use]"
+
+    def judge(answer):
+        if answer.get("kind") != "list":
+            return f"{setting}: expected a list of Tensors, got a {answer.get('kind')}"
+        for create in ("False", "True"):
+            got, where = answer[create], f"{setting}, create_graph={create}"
+            if len(got["datas"]) != 2:
+                return f"{where}: expected 2 gradients, one per Tensor of xs, got {len(got['datas'])}"
+            problem = first_problem(
+                array_problem(got["datas"][0], want, f"{where}: the gradient of x (torch.autograd.grad)"),
+                array_problem(got["datas"][1], np.zeros(2), f"{where}: the gradient of the unused Tensor"),
+                create == "False" and any(got["parents"]) and f"{where}: the gradients must be leaves (no _prev)",
+                array_problem(got["leaf_grad"], np.zeros(x.shape), f"{where}: x.grad (grad must leave .grad alone)"))
+            if problem:
+                return problem
+        return None
+
+    return Case("D", setting, "gradient_of", {"expression": expression, "x": x, "constants": constants}, judge)
+
+
+def hvp_case(title, expression, x, constants, v):
+    _, want = torch.autograd.functional.hvp(torch_function(expression, constants), torch.tensor(x), torch.tensor(v))
+    setting = f"hvp of f(x) = {expression} ({title}) at x of shape {shape_text(x.shape)}"
+
+    def judge(answer):
+        return array_problem(answer["result"], want.numpy(), f"{setting}: the Hessian times v "
+                             "(torch.autograd.functional.hvp)", atol=1e-8, rtol=1e-8)
+
+    return Case("D", setting, "curvature", {"expression": expression, "x": x, "constants": constants, "v": v}, judge)
+
+
+def newton_case(title, expression, x, constants):
+    hessian = torch.autograd.functional.hessian(torch_function(expression, constants), torch.tensor(x))
+    step = torch.linalg.solve(hessian.reshape(x.size, x.size), torch.tensor(torch_gradient(expression, x, constants))
+                              .reshape(-1))
+    want = x - step.numpy().reshape(x.shape)
+    setting = f"newton_step on f(x) = {expression} ({title}) at x of shape {shape_text(x.shape)}"
+
+    def judge(answer):
+        return array_problem(answer["result"], want, f"{setting}: x - H^-1 grad f(x) (torch.linalg.solve with "
+                             "the Hessian)", atol=1e-8, rtol=1e-8)
+
+    return Case("D", setting, "newton", {"expression": expression, "x": x, "constants": constants}, judge)
+
+
+def cases_d(rng):
+    cases = []
+    for title, (expression, shape, shapes) in SECOND_ORDER.items():
+        constants = {name: rng.normal(size=size) for name, size in shapes.items()}
+        x = 0.5 * rng.normal(size=shape)
+        cases += [gradient_case(title, expression, x, constants),
+                  hvp_case(title, expression, x, constants, rng.normal(size=shape)),
+                  newton_case(title, expression, x, constants)]
+    return cases
+
+
+# ---------------------------------------------------------------- E: conv2d against F.conv2d
+# Input and filter shapes: one channel in and out; 3 channels to 2 with a batch of one; a
+# non-square image and kernel; a 1 x 1 kernel from 4 channels to 5. Crossed with stride and
+# padding (1 and 0; 2 and 1; 3 and 2, where stride and padding leave some input rows unread):
+# 4 x 3 = 12 cases, every leaf's .grad holding an earlier gradient.
+CONV_SHAPES = {"one channel in and out, a 3 x 3 filter": ((2, 1, 5, 5), (1, 1, 3, 3)),
+               "3 channels to 2, a batch of one": ((1, 3, 6, 6), (2, 3, 3, 3)),
+               "a non-square image and filter": ((2, 2, 7, 5), (3, 2, 2, 3)),
+               "a 1 x 1 filter from 4 channels to 5": ((1, 4, 4, 4), (5, 4, 1, 1))}
+CONV_STEPS = {"stride 1, padding 0": (1, 0), "stride 2, padding 1": (2, 1), "stride 3, padding 2": (3, 2)}
+
+
+def conv_case(title, arrays, stride, padding, rng):
+    twins = [t64(array) for array in arrays]
+    out = F.conv2d(*twins, stride=stride, padding=padding)
+    upstream = rng.normal(size=tuple(out.shape))
+    priors = [rng.normal(size=a.shape) for a in arrays]
+    wanted = [p + g.numpy() for p, g in zip(priors, torch.autograd.grad(out, twins, t64(upstream, grad=False)))]
+    setting = (f"conv2d with {title}: x {shape_text(arrays[0].shape)}, w {shape_text(arrays[1].shape)}, "
+               f"b {shape_text(arrays[2].shape)}, stride {stride}, padding {padding}")
+
+    def judge(answer):
+        if answer["kind"] != "Tensor":
+            return f"{setting}: expected a new Tensor, got a {answer['kind']}"
+        if answer["prev"] != [0, 1, 2]:
+            return f"{setting}: the new node's _prev must be (x, w, b); got {answer['prev']}"
+        if "failed" in answer:
+            return (f"{setting}: out._backward() raised {answer['failed']}; x.grad, w.grad and b.grad each need a "
+                    "contribution of their own shape (drop the padding's border; sum b's over batch and positions)")
+        return first_problem(
+            array_problem(answer["data"], out.detach().numpy(), f"{setting}: out.data (F.conv2d)"),
+            *(array_problem(g, w, f"{setting}: {n}.grad after out._backward() (it held an earlier gradient)")
+              for n, g, w in zip("xwb", answer["grads"], wanted)),
+            *(unchanged(after, a, f"{setting}: {n}.data") for n, after, a in zip("xwb", answer["data_after"], arrays)))
+
+    return Case("E", setting, "convolution", {"x": arrays[0], "w": arrays[1], "b": arrays[2], "stride": stride,
+                                              "padding": padding, "priors": priors, "upstream": upstream}, judge)
+
+
+def cases_e(rng):
+    return [conv_case(f"{shape_name}, {step_name}", [rng.normal(size=x), rng.normal(size=w), rng.normal(size=w[0])],
+                      stride, padding, rng)
+            for (shape_name, (x, w)), (step_name, (stride, padding))
+            in product(CONV_SHAPES.items(), CONV_STEPS.items())]
+
+
+# ---------------------------------------------------------------- F: to_dot, parsed back
+# Graphs given as [label, parent indices, shape] per node, leaves with the label "": a single
+# leaf; a chain; one tensor as both parents; a node reached by two paths; a constant used at two
+# depths; a two-layer MLP's loss. 6 cases. The DOT text is parsed here: statements may end with
+# a semicolon or not and names may be quoted.
+TAPES = {
+    "a single leaf": [["", [], (2,)]],
+    "a chain relu, exp, sum": [["", [], (2, 3)], ["relu", [0], (2, 3)], ["exp", [1], (2, 3)], ["sum", [2], ()]],
+    "x * x, one tensor as both parents": [["", [], (3,)], ["*", [0, 0], (3,)], ["sum", [1], ()]],
+    "a node reached by two paths": [["", [], (2, 2)], ["relu", [0], (2, 2)], ["exp", [1], (2, 2)],
+                                    ["+", [1, 2], (2, 2)], ["sum", [3], ()]],
+    "a constant used at two depths": [["", [], (4,)], ["", [], (4,)], ["*", [0, 1], (4,)], ["*", [2, 1], (4,)]],
+    "the loss of a two-layer MLP": [["", [], (5, 2)], ["", [], (2, 8)], ["", [], (8,)], ["@", [0, 1], (5, 8)],
+                                    ["+", [3, 2], (5, 8)], ["relu", [4], (5, 8)], ["", [], (8, 3)], ["", [], (3,)],
+                                    ["@", [5, 6], (5, 3)], ["+", [8, 7], (5, 3)], ["cross_entropy", [9], ()]],
+}
+DOT_NODE = re.compile(r'^"?(\w+)"?\s*\[\s*label\s*=\s*"([^"]*)"\s*\]\s*;?$')
+DOT_EDGE = re.compile(r'^"?(\w+)"?\s*->\s*"?(\w+)"?\s*;?$')
+
+
+def read_dot(text):
+    """(labels by node name, repeated names, edges, lines not understood) of DOT text."""
+    statements = [row.strip() for row in text.strip().splitlines()]
+    labels, repeated, edges, strange = {}, [], [], []
+    for line in statements[1:-1]:
+        if (edge := DOT_EDGE.match(line)):
+            edges.append(edge.groups())
+        elif (node := DOT_NODE.match(line)):
+            if node.group(1) in labels:
+                repeated.append(node.group(1))
+            labels[node.group(1)] = node.group(2)
+        elif line:
+            strange.append(line)
+    return labels, repeated, edges, strange
+
+
+def tape_case(title, spec):
+    setting = f"to_dot on {title}"
+
+    def judge(answer):
+        text = answer["text"]
+        if not isinstance(text, str):
+            return f"{setting}: expected DOT text (a str), got {describe(text)}"
+        lines = text.strip().splitlines()
+        if len(lines) < 2 or not lines[0].strip().startswith("digraph") or lines[-1].strip() != "}":
+            return f"{setting}: the text must start with 'digraph tape {{' and end with '}}'"
+        labels, repeated, edges, strange = read_dot(text)
+        names = answer["names"]
+        want = {name: f"{op or 'leaf'} {shape}" for name, op, shape in zip(names, answer["labels"], answer["shapes"])}
+        wanted_edges = sorted((names[p], names[i]) for i, parents in enumerate(answer["parents"]) for p in parents)
+        if strange:
+            return f"{setting}: the line {strange[0]!r} is neither 'n<id> [label=\"...\"];' nor 'n<id> -> n<id>;'"
+        if repeated:
+            return (f"{setting}: the node {repeated[0]} is listed twice; list each node once, however many paths "
+                    "reach it")
+        if set(labels) != set(want):
+            return (f"{setting}: {plural(len(labels), 'node')} listed, expected {len(want)}, one per Tensor of the "
+                    "graph, named n<id(node)>")
+        for name, wanted_label in want.items():
+            if labels[name] != wanted_label:
+                return (f"{setting}: a node's label is {labels[name]!r}, expected {wanted_label!r} (the _op, or leaf, "
+                        "and the shape)")
+        if sorted(edges) != wanted_edges:
+            wrong = next((e for e in edges if e not in wanted_edges), None)
+            detail = (f"the edge {wrong[0]} -> {wrong[1]} is not a parent -> node pair" if wrong else
+                      f"{plural(len(edges), 'edge')}, expected {len(wanted_edges)}")
+            return f"{setting}: {detail}; draw one edge parent -> node per entry of every node's _prev"
+        return None
+
+    return Case("F", setting, "tape", {"spec": spec}, judge)
+
+
+def cases_f():
+    return [tape_case(title, spec) for title, spec in TAPES.items()]
+
+
 @cache
 def cases():
     """Every hidden check, by activity. Deterministic: the same inputs on every run."""
     rng = np.random.default_rng(20261130)
     return {"1a": cases_1a(rng), "1b": cases_1b(rng), "2": cases_2_graphs(rng) + cases_2_numeric(rng),
-            "3": cases_3(rng), "4": cases_4(rng), "5": cases_5(rng)}
+            "3": cases_3(rng), "4": cases_4(rng), "5": cases_5(rng), "A": cases_a(rng), "B": cases_b(rng),
+            "C": cases_c(rng), "D": cases_d(rng), "E": cases_e(rng), "F": cases_f()}

@@ -5,6 +5,118 @@ phrase the grader's message must contain, so that the message points at what is 
 """
 from autograder.vocabulary import Mistake
 
+
+def variant(correct, wrong, instead):
+    """`correct` with its one occurrence of `wrong` replaced by `instead`: the optional activities'
+    mistakes below are each one slip in an otherwise right answer."""
+    assert correct.count(wrong) == 1, wrong
+    return correct.replace(wrong, instead)
+
+
+ADAM = """
+def adam_step(params, state, lr, betas=(0.9, 0.999), eps=1e-8):
+    beta1, beta2 = betas
+    if not state:
+        state.update(t=0, m=[np.zeros_like(p.data) for p in params], v=[np.zeros_like(p.data) for p in params])
+    state["t"] += 1
+    for p, m, v in zip(params, state["m"], state["v"]):
+        m[...] = beta1 * m + (1 - beta1) * p.grad
+        v[...] = beta2 * v + (1 - beta2) * p.grad ** 2
+        m_hat, v_hat = m / (1 - beta1 ** state["t"]), v / (1 - beta2 ** state["t"])
+        p.data -= lr * m_hat / (np.sqrt(v_hat) + eps)
+"""
+NO_GRAD = """
+@contextmanager
+def no_grad():
+    global grad_enabled
+    before = grad_enabled
+    grad_enabled = False
+    try:
+        yield
+    finally:
+        grad_enabled = before
+"""
+VJP_TENSOR = """
+def vjp_tensor(node, g):
+    a, b = (node._prev + (None,))[:2]
+    if node._op == "+":
+        return [sum_to(g, a.shape), sum_to(g, b.shape)]
+    if node._op == "*":
+        return [sum_to(g * b, a.shape), sum_to(g * a, b.shape)]
+    if node._op == "@":
+        return [g @ b.T, a.T @ g]
+    if node._op == "T":
+        return [g.T]
+    if node._op == "sum" and g.data.ndim in (0, a.data.ndim):
+        return [g * np.ones(a.shape)]
+    if node._op == "exp":
+        return [g * node]
+    if node._op == "log":
+        return [g * a.reciprocal()]
+    if node._op == "relu":
+        return [g * (a.data > 0)]
+    raise ValueError(f"vjp_tensor has no rule for a {node._op!r} node")
+"""
+GRAD = """
+def grad(y, xs, create_graph=False):
+    order, placed = [], set()
+
+    def place(node):
+        if id(node) not in placed:
+            placed.add(id(node))
+            for parent in node._prev:
+                place(parent)
+            order.append(node)
+
+    place(y)
+    grads = {id(y): Tensor(np.ones(y.shape))}
+    for node in reversed(order):
+        if node._prev and id(node) in grads:
+            for parent, part in zip(node._prev, vjp_tensor(node, grads[id(node)])):
+                grads[id(parent)] = grads[id(parent)] + part if id(parent) in grads else part
+    found = [grads.get(id(x), Tensor(np.zeros(x.shape))) for x in xs]
+    return found if create_graph else [Tensor(g.data) for g in found]
+"""
+CONV2D = """
+def conv2d(x, w, b, stride=1, padding=0):
+    height, width = x.shape[2:]
+    kh, kw = w.shape[2:]
+    padded = np.pad(x.data, ((0, 0), (0, 0), (padding, padding), (padding, padding)))
+    oh, ow = (height + 2 * padding - kh) // stride + 1, (width + 2 * padding - kw) // stride + 1
+    spots = [(u, v, (slice(None), slice(None), slice(u, u + stride * oh, stride), slice(v, v + stride * ow, stride)))
+             for u in range(kh) for v in range(kw)]
+    filters = w.data
+    total = sum(np.einsum("nchw,fc->nfhw", padded[window], filters[:, :, u, v]) for u, v, window in spots)
+    out = Tensor(total + b.data[:, None, None], (x, w, b), "conv2d")
+
+    def _backward():
+        g = out.grad
+        grad_padded = np.zeros(padded.shape)
+        for u, v, window in spots:
+            w.grad[:, :, u, v] += np.einsum("nfhw,nchw->fc", g, padded[window])
+            grad_padded[window] += np.einsum("nfhw,fc->nchw", g, filters[:, :, u, v])
+        x.grad += grad_padded[:, :, padding:padding + height, padding:padding + width]
+        b.grad += g.sum(axis=(0, 2, 3))
+
+    out._backward = _backward
+    return out
+"""
+TO_DOT = """
+def to_dot(root):
+    lines, seen, todo = ["digraph tape {"], set(), [root]
+    while todo:
+        node = todo.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        lines.append(f'  n{id(node)} [label="{node._op or "leaf"} {node.shape}"];')
+        for parent in node._prev:
+            lines.append(f"  n{id(parent)} -> n{id(node)};")
+            todo.append(parent)
+    return "\\n".join(lines + ["}"])
+"""
+
+
 MISTAKES = [
     # ------------------------------------------------------------------ 1a
     Mistake("1a", "multiply assigns into .grad instead of adding (a missing +=)", "a.grad", """
@@ -436,4 +548,101 @@ def torch_witness(model, X, y):
     grad_gap = max(float(np.max(np.abs(p.grad - c.grad.numpy()))) for p, c in zip(model.params, copies))
     return loss_gap, grad_gap
 """),
+    # ------------------------------------------------------------------ A
+    Mistake("A", "adam_step leaves out the bias correction", "after step 1",
+            variant(ADAM, 'm / (1 - beta1 ** state["t"]), v / (1 - beta2 ** state["t"])', "m, v")),
+    Mistake("A", "adam_step keeps a running mean of |g| instead of g squared", "after step 1",
+            variant(ADAM, "p.grad ** 2", "np.abs(p.grad)")),
+    Mistake("A", "adam_step adds eps inside the square root", "eps",
+            variant(ADAM, "(np.sqrt(v_hat) + eps)", "np.sqrt(v_hat + eps)")),
+    Mistake("A", "adam_step rebinds its moment arrays, so state keeps the zeros of step 1", "after step 2",
+            variant(variant(ADAM, "m[...] =", "m ="), "v[...] =", "v =")),
+    # ------------------------------------------------------------------ B
+    Mistake("B", "no_grad assigns grad_enabled without `global`, so the module's flag never changes", "_prev", """
+@contextmanager
+def no_grad():
+    grad_enabled = False
+    try:
+        yield
+    finally:
+        grad_enabled = True
+"""),
+    Mistake("B", "no_grad switches recording back on when it ends, even inside an outer no_grad", "nested",
+            variant(NO_GRAD, "grad_enabled = before", "grad_enabled = True")),
+    Mistake("B", "no_grad restores the flag without try/finally, so an exception leaves recording off", "exception",
+            variant(NO_GRAD, "    try:\n        yield\n    finally:\n        grad_enabled = before",
+                    "    yield\n    grad_enabled = before")),
+    Mistake("B", "no_grad swallows an exception raised inside its block", "propagate",
+            variant(NO_GRAD, "        yield\n", "        yield\n    except Exception:\n        pass\n")),
+    # ------------------------------------------------------------------ C
+    Mistake("C", "dual_multiply keeps only one term of the product rule", "tangent", """
+def dual_multiply(a, b):
+    return Dual(a.value * b.value, a.tangent * b.value)
+"""),
+    Mistake("C", "dual_exp forgets to multiply by the incoming tangent", "tangent", """
+def dual_exp(a):
+    value = np.exp(a.value)
+    return Dual(value, value)
+"""),
+    Mistake("C", "dual_log multiplies the tangent by the value instead of dividing", "tangent", """
+def dual_log(a):
+    return Dual(np.log(a.value), a.tangent * a.value)
+"""),
+    Mistake("C", "dual_matmul drops the term of the right operand's tangent", "tangent", """
+def dual_matmul(a, b):
+    return Dual(a.value @ b.value, a.tangent @ b.value)
+"""),
+    Mistake("C", "jacobian_fwd lays each JVP out as a row, transposing the Jacobian", "jacobian_fwd", """
+def jacobian_fwd(f, x):
+    x = np.asarray(x, dtype=np.float64)
+    rows = []
+    for j in range(x.size):
+        direction = np.zeros(x.size)
+        direction[j] = 1.0
+        rows.append(np.ravel(jvp(f, x, direction.reshape(x.shape))[1]))
+    out_shape = np.shape(jvp(f, x, np.zeros(x.shape))[0])
+    return np.array(rows).reshape(out_shape + x.shape)
+"""),
+    # ------------------------------------------------------------------ D
+    Mistake("D", "grad ignores create_graph and always returns detached values", "hvp",
+            variant(GRAD, "return found if create_graph else [Tensor(g.data) for g in found]",
+                    "return [Tensor(g.data) for g in found]")),
+    Mistake("D", "vjp_tensor's exp rule multiplies by the output's data, a constant", "hvp",
+            variant(VJP_TENSOR, "[g * node]", "[g * node.data]")),
+    Mistake("D", "vjp_tensor's multiply rule uses the other factor's data, a constant", "hvp",
+            variant(VJP_TENSOR, "[sum_to(g * b, a.shape), sum_to(g * a, b.shape)]",
+                    "[sum_to(g * b.data, a.shape), sum_to(g * a.data, b.shape)]")),
+    Mistake("D", "grad keeps only the last contribution that reaches a node", "the gradient of x",
+            variant(GRAD, "grads[id(parent)] + part if id(parent) in grads else part", "part")),
+    Mistake("D", "newton_step adds the Newton direction instead of subtracting it", "newton_step", """
+def newton_step(f, x):
+    x = np.asarray(x, dtype=np.float64)
+    columns = []
+    for j in range(x.size):
+        direction = np.zeros(x.size)
+        direction[j] = 1.0
+        columns.append(hvp(f, x, direction.reshape(x.shape)).ravel())
+    leaf = Tensor(x)
+    (g,) = grad(f(leaf), [leaf])
+    return x + np.linalg.solve(np.stack(columns, axis=1), g.data.ravel()).reshape(x.shape)
+"""),
+    # ------------------------------------------------------------------ E
+    Mistake("E", "conv2d's x gradient keeps the padded border", "x.grad",
+            variant(CONV2D, "x.grad += grad_padded[:, :, padding:padding + height, padding:padding + width]",
+                    "x.grad += grad_padded")),
+    Mistake("E", "conv2d's bias gradient sums the first example's gradient only", "b.grad",
+            variant(CONV2D, "b.grad += g.sum(axis=(0, 2, 3))", "b.grad += g[0].sum(axis=(1, 2))")),
+    Mistake("E", "conv2d flips the filter, a convolution in the textbook sense instead of F.conv2d's", "out.data",
+            variant(CONV2D, "filters = w.data\n", "filters = w.data[:, :, ::-1, ::-1]\n")),
+    Mistake("E", "conv2d's backward assigns into overlapping windows of the x gradient", "x.grad",
+            variant(CONV2D, "grad_padded[window] +=", "grad_padded[window] =")),
+    # ------------------------------------------------------------------ F
+    Mistake("F", "to_dot draws every edge from the node to its parent", "edge",
+            variant(TO_DOT, "n{id(parent)} -> n{id(node)}", "n{id(node)} -> n{id(parent)}")),
+    Mistake("F", "to_dot lists a node once per path that reaches it", "listed twice",
+            variant(TO_DOT, "        if id(node) in seen:\n            continue\n", "")),
+    Mistake("F", "to_dot keeps a set of edges, so x * x gets a single edge", "edge",
+            variant(TO_DOT, "in node._prev:\n", "in dict.fromkeys(node._prev):\n")),
+    Mistake("F", "to_dot labels leaves with their empty _op", "label",
+            variant(TO_DOT, '{node._op or "leaf"}', "{node._op}")),
 ]

@@ -3,9 +3,9 @@
 Each function runs in a copy of the submission's namespace (so `Tensor`, `MLP` and the student's
 functions are globals here), calls the student's code on the inputs the grader sent, and returns
 plain data: numbers, lists, dicts and arrays. A Tensor is never sent back as it is; its arrays are
-read out here. The graphs of activity 2 and the faulty networks of activity 4 are built here with
-backward rules of this file's own, so that they test one activity at a time. Nothing in this file
-knows an expected value or judges.
+read out here. The graphs of activities 2 and F and the faulty networks of activity 4 are built here
+with backward rules of this file's own, so that they test one activity at a time. Nothing in this
+file knows an expected value or judges.
 """
 # ruff: noqa: F821 -- Tensor, MLP and the student's functions come from the submission's namespace
 import numpy as _np
@@ -273,3 +273,134 @@ def witnessed(arrays, stale, X, y, no_relu, scaled, factor):
     model = _Network(arrays, stale, no_relu, scaled, factor)
     result = torch_witness(model, X, y)
     return {"result": result, "after": [_snap(p.data) for p in model.params]}
+
+
+# ---------------------------------------------------------------- A: adam_step
+def adam(datas, grads, lr, betas, eps):
+    """adam_step on Tensors holding `datas`, once per entry of `grads` (the gradients of every
+    parameter at that step) with one state dict: the data and .grad of every parameter after each step."""
+    params = [Tensor(d) for d in datas]
+    state, trail = {}, []
+    for step_grads in grads:
+        for p, g in zip(params, step_grads):
+            p.grad = _np.array(g, dtype=_np.float64)
+        adam_step(params, state, lr, tuple(betas), eps)
+        trail.append({"datas": [_snap(p.data) for p in params], "grads": [_snap(p.grad) for p in params]})
+    return trail
+
+
+# ---------------------------------------------------------------- B: no_grad
+def quiet(expression, leaves):
+    """`expression` on fresh Tensor leaves, then backward from it, outside no_grad, inside it,
+    inside an outer no_grad after an inner one ended, after both ended, and after an exception
+    left a no_grad block: each time how many parents the result kept, whether a leaf received a
+    gradient, and the value. The switch is put back as it was found, whatever no_grad did."""
+    switch = Tensor.__init__.__globals__
+    found = switch.get("grad_enabled")
+
+    def run():
+        made = {key: Tensor(value) for key, value in leaves.items()}
+        out = eval(expression, globals(), made)
+        backward(out)
+        return {"parents": len(out._prev), "sent": any(bool(_np.any(t.grad)) for t in made.values()),
+                "data": _snap(out.data)}
+
+    class _Raised(Exception):
+        pass
+
+    try:
+        reply = {"outside": run()}
+        with no_grad():
+            reply["inside"] = run()
+            with no_grad():
+                pass
+            reply["after_inner"] = run()
+        reply["after_both"] = run()
+        reply["propagated"] = False
+        try:
+            with no_grad():
+                raise _Raised()
+        except _Raised:
+            reply["propagated"] = True
+        reply["after_error"] = run()
+        return reply
+    finally:
+        switch["grad_enabled"] = found
+
+
+# ---------------------------------------------------------------- C: forward mode
+def _function(expression, constants):
+    """f(x) = `expression`, with the named constants (arrays) in scope."""
+    return lambda x: eval(expression, globals(), {"x": x, **constants})
+
+
+def tangent(expression, x, constants, u):
+    """jvp(f, x, u) for f = `expression`: the pair it returned."""
+    value, slope = jvp(_function(expression, constants), x, u)
+    return {"value": _snap(value), "tangent": _snap(slope)}
+
+
+def jacobian(expression, x, constants):
+    """jacobian_fwd(f, x) for f = `expression`."""
+    return {"jacobian": _snap(jacobian_fwd(_function(expression, constants), x))}
+
+
+# ---------------------------------------------------------------- D: double backprop
+def gradient_of(expression, x, constants):
+    """grad(f(x), [x, unused]) on a leaf x, with create_graph False and True: what each returned
+    (data and number of parents of every entry) and x.grad afterwards."""
+    f = _function(expression, constants)
+    reply = {}
+    for create in (False, True):
+        leaf, unused = Tensor(x), Tensor(_np.ones(2))
+        found = grad(f(leaf), [leaf, unused], create_graph=create)
+        if not isinstance(found, list) or not all(isinstance(g, Tensor) for g in found):
+            return {"kind": _kind(found)}
+        reply[str(create)] = {"datas": [_snap(g.data) for g in found], "parents": [len(g._prev) for g in found],
+                              "leaf_grad": _snap(leaf.grad)}
+    reply["kind"] = "list"
+    return reply
+
+
+def curvature(expression, x, constants, v):
+    """hvp(f, x, v) for f = `expression`."""
+    return {"result": _snap(hvp(_function(expression, constants), x, v))}
+
+
+def newton(expression, x, constants):
+    """newton_step(f, x) for f = `expression`."""
+    return {"result": _snap(newton_step(_function(expression, constants), x))}
+
+
+# ---------------------------------------------------------------- E: conv2d
+def convolution(x, w, b, stride, padding, priors, upstream):
+    """conv2d on leaves holding x, w and b (their .grad set to `priors`), its _backward run once
+    at out.grad = upstream."""
+    leaves = [Tensor(x), Tensor(w), Tensor(b)]
+    for leaf, prior in zip(leaves, priors):
+        leaf.grad = _np.array(prior, dtype=_np.float64)
+    out = conv2d(leaves[0], leaves[1], leaves[2], stride=stride, padding=padding)
+    if not isinstance(out, Tensor):
+        return {"kind": _kind(out)}
+    reply = {"kind": "Tensor", "data": _snap(out.data), "prev": _parents(out, leaves)}
+    out.grad = _np.array(upstream, dtype=_np.float64)
+    try:
+        out._backward()
+    except (ValueError, IndexError) as error:  # a contribution of the wrong shape: say so, naming shapes
+        reply["failed"] = f"{type(error).__name__}: {error}"
+        return reply
+    reply["grads"] = [_snap(leaf.grad) for leaf in leaves]
+    reply["data_after"] = [_snap(leaf.data) for leaf in leaves]
+    return reply
+
+
+# ---------------------------------------------------------------- F: to_dot
+def tape(spec):
+    """to_dot on the graph `spec` ([label, parent indices, shape] per node, leaves with no
+    parents), rooted at its last node: the text, and every node's name, label and parents."""
+    nodes = []
+    for label, parents, shape in spec:
+        nodes.append(Tensor(_np.zeros(shape), [nodes[i] for i in parents], label))
+    text = to_dot(nodes[-1])
+    return {"text": text, "names": [f"n{id(n)}" for n in nodes], "labels": [n._op for n in nodes],
+            "shapes": [str(n.shape) for n in nodes], "parents": [list(parents) for _, parents, _ in spec]}
