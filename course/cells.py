@@ -11,6 +11,8 @@ The vocabulary (documented in the README for instructors):
 * ``requires="1a 2"`` on an untagged code cell: given code that calls student functions, so it
   fails in the release until those activities are done.
 * anything else is given material, read-only in the release.
+* ``tags=["timing"]`` beside any of these: the cell prints a figure measured with a clock, which
+  changes from run to run, so the executed instructor copy stores it without its outputs.
 
 Activity ids are a digit plus an optional lower-case letter (required work) or a single
 capital letter (optional, bonus points).
@@ -20,6 +22,7 @@ import re
 from dataclasses import dataclass
 
 ROLES = ("stub", "reference", "check")
+TIMING = "timing"
 ACTIVITY_ID = re.compile(r"^(?:\d+[a-z]?|[A-Z])$")
 
 

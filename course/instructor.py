@@ -3,8 +3,9 @@
     python -m course.instructor [LAB ...]     (every lab when none is named)
 
 Executing an unchanged lab twice writes the same bytes: cell ids are fixed, consecutive
-stream outputs are merged (the kernel may split one print across messages), and no timing
-metadata is recorded.
+stream outputs are merged (the kernel may split one print across messages), no timing
+metadata is recorded, and cells tagged `timing` (a figure measured with a clock) are stored
+without their outputs.
 """
 import sys
 
@@ -12,6 +13,7 @@ import jupytext
 import nbformat
 from nbconvert.preprocessors import CoalesceStreamsPreprocessor
 
+from course.cells import TIMING
 from course.execute import execute, stdout
 from course.labs import find_labs
 
@@ -28,6 +30,9 @@ def run(lab, probe=None):
     execute(notebook, lab.folder)
     printed = stdout(notebook.cells.pop()) if probe is not None else None
     notebook, _ = CoalesceStreamsPreprocessor().preprocess(notebook, {})
+    for cell in notebook.cells:
+        if TIMING in cell.metadata.get("tags", []):
+            cell.outputs = []
     return notebook, printed
 
 

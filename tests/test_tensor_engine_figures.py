@@ -10,6 +10,12 @@ from tests.helpers import LABS, instructor_run
 pytestmark = pytest.mark.slow
 LAB = next(lab for lab in LABS if lab.name == "tensor_engine")
 
+# Optional B's speed-up is printed in a cell the stored copy keeps without outputs; read it here.
+PROBE = """
+import json
+print(json.dumps({"speed_up": speed_up, "timed": [quiet_figures[2], recording_figures[2]]}))
+"""
+
 
 @pytest.fixture(scope="module")
 def cells():
@@ -102,6 +108,17 @@ def test_no_grad_keeps_no_tape(printed):
                       r"peak memory +(\S+) MiB$", printed, re.MULTILINE)
     assert [(name, nodes) for name, nodes, _ in rows] == [("with the tape", "15"), ("under no_grad", "1")]
     assert float(rows[1][2]) < 0.6 * float(rows[0][2])
+
+
+def test_no_grad_speed_up_is_measured_but_not_stored():
+    """Seed 004, extension 2: the speed-up is printed for the student and not graded; the
+    instructor copy keeps no output of that cell, since a clock's figure changes every run."""
+    notebook, figures = instructor_run(LAB)
+    quiet, recording = figures["timed"]
+    assert 0 < quiet and 0 < recording and figures["speed_up"] == recording / quiet
+    timed = [cell for cell in notebook.cells if "timing" in cell.metadata.get("tags", [])]
+    assert [cell.source.splitlines()[0] for cell in timed] == ["speed_up = recording_figures[2] / quiet_figures[2]"]
+    assert timed[0].outputs == [] and "speed-up of {speed_up:.1f}x" in timed[0].source
 
 
 def test_forward_and_reverse_passes_are_counted(printed):
