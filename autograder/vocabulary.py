@@ -53,6 +53,16 @@ def number(value):
     return f"{float(value):.6g}"
 
 
+def apart(got, expected):
+    """`got` and `expected` written with 6 significant digits, or as many more as it takes to
+    show how they differ (a 1e-8 slip would otherwise read "got 0.113561, expected 0.113561")."""
+    for digits in range(6, 18):
+        shown = f"{float(got):.{digits}g}", f"{float(expected):.{digits}g}"
+        if shown[0] != shown[1]:
+            break
+    return shown
+
+
 def describe(value):
     """A short phrase naming what a student function returned."""
     if isinstance(value, np.ndarray):
@@ -90,13 +100,13 @@ def array_problem(got, expected, quantity, *, atol=1e-9, rtol=1e-9):
         return f"{quantity}: shape {numbers.shape}, expected {expected.shape}"
     wrong = ~np.isclose(numbers, expected, atol=atol, rtol=rtol)
     if wrong.any() and expected.shape == ():
-        return f"{quantity}: got {number(numbers[()])}, expected {number(expected[()])}"
+        return "{}: got {}, expected {}".format(quantity, *apart(numbers[()], expected[()]))
     if wrong.any():
         where = tuple(int(i) for i in np.argwhere(wrong)[0])
         count = int(wrong.sum())
         return (f"{quantity}: {count} of {plural(wrong.size, 'entry', 'entries')} "
                 f"{'is' if count == 1 else 'are'} wrong; at index {where} "
-                f"got {number(numbers[where])}, expected {number(expected[where])}")
+                "got {}, expected {}".format(*apart(numbers[where], expected[where])))
     return None
 
 

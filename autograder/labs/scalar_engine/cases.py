@@ -15,7 +15,7 @@ import torch
 from sklearn.datasets import make_moons
 from torch.autograd import forward_ad
 
-from autograder.vocabulary import Case, describe, listing, number, plural
+from autograder.vocabulary import Case, apart, describe, listing, number, plural
 
 # Activities whose functions call those of earlier ones. When such an activity fails and one of
 # these failed too, the grader tries it again on the reference engine. Activity 2 is graded on
@@ -48,7 +48,7 @@ def number_problem(got, want, quantity):
     if not numeric(got):
         return f"{quantity}: expected a number, got {describe(got)}"
     if not agree(float(got), want):
-        return f"{quantity} is {number(got)}, expected {number(want)}"
+        return "{} is {}, expected {}".format(quantity, *apart(got, want))
     return None
 
 
@@ -63,7 +63,7 @@ def numbers_problem(got, want, quantity, names):
     if wrong:
         i = wrong[0]
         return (f"{quantity}: {len(wrong)} of {len(want)} {'is' if len(wrong) == 1 else 'are'} wrong; "
-                f"{names[i]} is {number(got[i])}, expected {number(want[i])}")
+                "{} is {}, expected {}".format(names[i], *apart(got[i], want[i])))
     return None
 
 
@@ -556,7 +556,7 @@ def array_problem(got, want, quantity):
         where = f" at {tuple(int(j) for j in np.unravel_index(i, want.shape))}" if want.ndim else ""
         count = int(wrong.sum())
         return (f"{quantity}: {count} of {plural(want.size, 'entry', 'entries')} {'is' if count == 1 else 'are'} "
-                f"wrong; got {number(got.flat[i])}{where}, expected {number(want.flat[i])}")
+                "wrong; got {1}{0}, expected {2}".format(where, *apart(got.flat[i], want.flat[i])))
     return None
 
 

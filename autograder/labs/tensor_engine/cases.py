@@ -15,7 +15,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from autograder.vocabulary import Case, array_problem, as_numbers, describe, first_problem, number, plural
+from autograder.vocabulary import Case, apart, array_problem, as_numbers, describe, first_problem, number, plural
 
 # Activities whose functions call those of earlier ones. When such an activity fails and one of
 # these failed too, the grader tries it again on the reference engine. 1a and 1b are graded node
@@ -59,7 +59,7 @@ def float_problem(got, want, quantity, tol=TOL):
     if isinstance(got, (bool, np.bool_)) or not isinstance(got, (int, float, np.integer, np.floating)):
         return f"{quantity}: expected a number, got {describe(got)}"
     if not np.isclose(float(got), want, rtol=tol, atol=tol):
-        return f"{quantity} is {number(got)}, expected {number(want)}"
+        return "{} is {}, expected {}".format(quantity, *apart(got, want))
     return None
 
 
@@ -654,7 +654,7 @@ def witness_case(title, arrays, stale, X, y, no_relu=False, scaled=-1, factor=1.
             if correct and not got < 1e-12:
                 return f"{title}: {name} is {number(got)} for a correct network; the two agree to about 1e-16"
             if not correct and not np.isclose(float(got), want, rtol=1e-6, atol=1e-9):
-                return f"{title}: {name} is {number(got)}, expected {number(want)}"
+                return "{}: {} is {}, expected {}".format(title, name, *apart(got, want))
         return first_problem(*(unchanged(after, a, f"{title}: parameter {i}'s .data after the witness")
                                for i, (after, a) in enumerate(zip(answer["after"], arrays))))
 
@@ -719,7 +719,7 @@ def cases_5(rng):
 # last squared gradient). Parameter sets: one matrix, a matrix with a vector, a 0-d parameter.
 # Each case runs 5 steps with fresh random gradients (a zero entry included) and is judged step
 # by step, step 1 first. Crossed: 4 x 3 = 12 cases.
-ADAM_SETTINGS = {"PyTorch's defaults (lr 0.001)": (1e-3, (0.9, 0.999), 1e-8, 1.0),
+ADAM_SETTINGS = {"PyTorch's defaults (lr 0.001, betas (0.9, 0.999), eps 1e-8)": (1e-3, (0.9, 0.999), 1e-8, 1.0),
                  "lr 0.02, betas (0.8, 0.95), eps 1e-6": (0.02, (0.8, 0.95), 1e-6, 1.0),
                  "lr 0.5, betas (0.95, 0.9), eps 0.002, gradients of size 1e-3": (0.5, (0.95, 0.9), 2e-3, 1e-3),
                  "lr 0.1, betas (0.7, 0.0), eps 1e-8": (0.1, (0.7, 0.0), 1e-8, 1.0)}
