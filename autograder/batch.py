@@ -5,7 +5,6 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import replace
 
 from autograder.grade import error_result, grade
-from autograder.labs import gradable_labs
 from autograder.sandbox import Pool
 from autograder.warm import lab_imports
 from autograder.submission import student_name
@@ -36,7 +35,6 @@ def grade_all(named_paths, options, jobs, on_result):
     """Grade (name, path) pairs with `jobs` at a time; call on_result(name, result, answers)
     from this thread as each one finishes. Workers are subprocesses, so threads suffice."""
     with warm(options) as options:
-        gradable_labs()  # checks every lab and computes PyTorch's answers once, while the zygote imports
         with ThreadPoolExecutor(max_workers=jobs) as threads:
             pending = {threads.submit(safe_grade, path, options): name for name, path in named_paths}
             try:

@@ -18,6 +18,7 @@ from autograder.labs import grading_for
 from autograder.sandbox import WorkerFailure
 from autograder.submission import Step
 from autograder.vocabulary import Mistake
+from course.cells import is_optional
 from course.release import solved_notebook, student_notebook
 
 
@@ -43,17 +44,23 @@ def patched(reference, code):
 
 
 def visible_steps(lab, activity, answer):
-    """The instructor notebook's code up to the activity's check, with `answer` in its place."""
+    """The instructor notebook's code up to the activity's check, with `answer` in its place and
+    the earlier checks run as a student runs them (a check may use a helper an earlier one
+    defines). The code of other optional activities is left out: a student may skip any optional
+    activity, so no other check may depend on it (`visible_controls` confirms it)."""
     steps = []
     for cell in lab.cells:
         if cell.cell_type != "code" or cell.role == "reference":
+            continue
+        needs = {*cell.requires, cell.activity} - {None, activity}
+        if any(is_optional(a) for a in needs):
             continue
         if cell.role == "stub":
             source = answer if cell.activity == activity else lab.activities[cell.activity].reference.source
             steps.append(Step(source, True, f"answer {cell.activity}"))
         elif cell.role == "check":
+            steps.append(Step(cell.source, False, f"check {cell.activity}"))
             if cell.activity == activity:
-                steps.append(Step(cell.source, False, f"check {activity}"))
                 return steps
         else:
             steps.append(Step(cell.source, False, f"given cell {cell.index + 1}"))
@@ -77,6 +84,16 @@ def visible_verdict(lab, activity, answer, options):
         error = session.errors[check]
         return True, f"{error['error']}: {error['message']}".strip()
     return False, "the check passed"
+
+
+def visible_controls(lab_name, options, jobs):
+    """{activity: what its check said} for every activity whose visible check does not pass on
+    the reference answer when run as the catalogue runs it; {} when all pass."""
+    lab = grading_for(lab_name).lab
+    with warm(options) as options, ThreadPoolExecutor(max_workers=jobs) as threads:
+        verdicts = dict(zip(lab.activities, threads.map(
+            lambda a: visible_verdict(lab, a.id, a.reference.source, options), lab.activities.values())))
+    return {activity: message for activity, (_, message) in verdicts.items() if message != "the check passed"}
 
 
 def run_catalogue(lab_name, options, jobs, visible=True, only=None):

@@ -3,7 +3,7 @@ grader, with a message naming the wrong quantity, costing exactly its activity's
 The visible checks' catch rate is reported at the end of the run."""
 import pytest
 
-from autograder.catalogue import patched, run_catalogue
+from autograder.catalogue import patched, run_catalogue, visible_controls
 from autograder.grade import Options
 from autograder.labs import grading_for
 from autograder.sandbox import Limits
@@ -44,6 +44,13 @@ def test_grader_catches_every_mistake_and_only_in_its_activity(rows, lab):
 def test_visible_checks_catch_every_mistake(rows):
     missed = {row.mistake.description: row.visible_message for row in rows if not row.visible_caught}
     assert missed == {}, "a wrong answer that passes the notebook's own checks: " + str(missed)
+
+
+@pytest.mark.slow
+def test_visible_checks_pass_on_the_reference_as_the_catalogue_runs_them(lab):
+    """The control for the visible catch rate: each check, run on the code the catalogue gives it
+    (the given code of other optional activities left out), passes on the reference answer."""
+    assert visible_controls(lab.name, Options(Limits(cell_seconds=30)), jobs=2) == {}
 
 
 @pytest.mark.slow

@@ -41,6 +41,7 @@ import importlib
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from threading import Lock
 
 from autograder.errors import GradingProblem
 from autograder.policy import policy_problems
@@ -157,9 +158,19 @@ def problems_of(lab, folder=None):
     return problems, grading
 
 
-@cache
+# Grading threads ask for a lab when its first submission comes up; one computes, the rest wait.
+_loading = Lock()
+
+
 def grading_for(lab_name):
-    """The checked grading knowledge of a lab of source/, or LabNotGradable naming what is wrong."""
+    """The checked grading knowledge of a lab of source/, or LabNotGradable naming what is wrong.
+    A lab is loaded (its expected values computed with PyTorch) the first time it is asked for."""
+    with _loading:
+        return _checked(lab_name)
+
+
+@cache
+def _checked(lab_name):
     problems, grading = problems_of(course_labs()[lab_name])
     if problems:
         raise LabNotGradable(lab_name, problems)
