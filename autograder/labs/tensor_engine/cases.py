@@ -865,7 +865,8 @@ def cases_c(rng):
 # Smooth scalar functions (softplus, a cubic, tanh with a broadcast bias, exp of a quadratic form
 # through the transpose, log of a row sum kept with keepdims) of row vectors and of a matrix;
 # for each, grad with and without create_graph (and a Tensor it does not use), hvp along a random
-# direction, and a Newton step: 5 x 3 = 15 cases.
+# direction (a failure is diagnosed with central differences of the student's own grad), and a
+# Newton step: 5 x 3 = 15 cases.
 SECOND_ORDER = {
     "softplus of a product plus a square": ("((x @ W).exp() + 1.0).log().sum() + (x * x).sum()", (1, 4),
                                             {"W": (4, 3)}),
@@ -906,15 +907,30 @@ def gradient_case(title, expression, x, constants):
     return Case("D", setting, "gradient_of", {"expression": expression, "x": x, "constants": constants}, judge)
 
 
+# The central difference of the gradient along v, with this step, is within about 1e-9 of the
+# Hessian times v for these functions; the judge allows 1e-6.
+HVP_STEP = 1e-5
+
+
 def hvp_case(title, expression, x, constants, v):
     _, want = torch.autograd.functional.hvp(torch_function(expression, constants), torch.tensor(x), torch.tensor(v))
     setting = f"hvp of f(x) = {expression} ({title}) at x of shape {shape_text(x.shape)}"
 
     def judge(answer):
-        return array_problem(answer["result"], want.numpy(), f"{setting}: the Hessian times v "
-                             "(torch.autograd.functional.hvp)", atol=1e-8, rtol=1e-8)
+        problem = array_problem(answer["result"], want.numpy(), f"{setting}: the Hessian times v "
+                                "(torch.autograd.functional.hvp)", atol=1e-8, rtol=1e-8)
+        if problem is None:
+            return None
+        # Tell the two halves apart: a wrong gradient, or a wrong second backward pass.
+        if array_problem(answer["central"], want.numpy(), "", atol=1e-6, rtol=1e-6) is None:
+            return (f"{problem}. Central differences of your own grad along v agree with PyTorch, so grad is "
+                    "right and the second pass is not: look at create_graph and the Tensor operations of "
+                    "vjp_tensor")
+        return (f"{problem}. Central differences of your own grad along v disagree with PyTorch as well: "
+                "fix the gradient first")
 
-    return Case("D", setting, "curvature", {"expression": expression, "x": x, "constants": constants, "v": v}, judge)
+    return Case("D", setting, "curvature", {"expression": expression, "x": x, "constants": constants, "v": v,
+                                            "h": HVP_STEP}, judge)
 
 
 def newton_case(title, expression, x, constants):

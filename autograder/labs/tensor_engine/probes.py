@@ -362,9 +362,18 @@ def gradient_of(expression, x, constants):
     return reply
 
 
-def curvature(expression, x, constants, v):
-    """hvp(f, x, v) for f = `expression`."""
-    return {"result": _snap(hvp(_function(expression, constants), x, v))}
+def curvature(expression, x, constants, v, h):
+    """hvp(f, x, v) for f = `expression`, and the central difference of the student's own grad
+    along v, (grad f(x + h v) - grad f(x - h v)) / 2h, which it should match."""
+    f = _function(expression, constants)
+    reply = {"result": _snap(hvp(f, x, v))}
+
+    def slope(point):
+        leaf = Tensor(point)
+        return grad(f(leaf), [leaf])[0].data
+
+    reply["central"] = (slope(x + h * v) - slope(x - h * v)) / (2 * h)
+    return reply
 
 
 def newton(expression, x, constants):
