@@ -14,6 +14,9 @@ from course.instructor import run
 from course.labs import find_labs
 
 ROOT = Path(__file__).resolve().parent.parent
+# CPU seconds per cell or check in the batches of hostile and broken submissions: every lab's
+# solved notebook gets full marks cold at 2, and each hanging submission costs this much per hang.
+CELL_TIMEOUT = "5"
 LABS = find_labs(ROOT / "source")
 
 

@@ -12,7 +12,7 @@ import pytest
 from autograder.catalogue import patched
 from autograder.labs import grading_for
 from tests.adversarial.common import wrong_answer
-from tests.helpers import ROOT, all_points, comparable, lab_notebook, nbgrader, read, required_points
+from tests.helpers import CELL_TIMEOUT, ROOT, all_points, comparable, lab_notebook, nbgrader, read, required_points
 from tests.submissions import answer_cell, save, with_answer, with_cell_after
 
 pytestmark = pytest.mark.slow
@@ -101,7 +101,7 @@ def graded(lab, tmp_path_factory, release_dir, solved_dir):
     digests = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in folder.iterdir()}
     out = tmp_path_factory.mktemp(f"results-{lab.name}")
     run = subprocess.run([sys.executable, "-m", "autograder", "grade", str(folder), "--out", str(out),
-                          "--jobs", "2", "--cell-timeout", "10"], cwd=ROOT, capture_output=True, text=True,
+                          "--jobs", "2", "--cell-timeout", CELL_TIMEOUT], cwd=ROOT, capture_output=True, text=True,
                          timeout=1800)
     results = {p.stem: json.loads(p.read_text()) for p in out.glob("*.json")}
     return folder, out, run, results, digests

@@ -21,8 +21,7 @@ from pathlib import Path
 import nbformat
 
 from tests.adversarial import delegation, generic, pt03
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.helpers import CELL_TIMEOUT, ROOT
 SPECIFIC = {pt03.LAB: pt03.attacks}  # lab name -> (lab) -> [Attack] that make sense for it alone
 
 
@@ -71,7 +70,7 @@ def grade_corpus(lab, solved_path, blank_path, batch, out, sandbox="auto", timeo
     made = write_corpus(lab, batch, solved, nbformat.read(blank_path, as_version=4), context)
     (batch / "control.ipynb").write_bytes(Path(solved_path).read_bytes())
     run = subprocess.run([sys.executable, "-m", "autograder", "grade", str(batch), "--out", str(out),
-                          "--cell-timeout", "10", "--sandbox", sandbox, *options], cwd=ROOT, check=False, capture_output=True,
+                          "--cell-timeout", CELL_TIMEOUT, "--sandbox", sandbox, *options], cwd=ROOT, check=False, capture_output=True,
                          text=True, timeout=timeout)
     results = {path.stem: json.loads(path.read_text()) for path in out.glob("*.json")}
     return made, results, run, context
