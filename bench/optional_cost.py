@@ -1,6 +1,7 @@
-"""What a lab's optional activities add to grading one submission: the solved notebook against
-the same notebook with the optional answers left as their stubs (their hidden checks then stop
-at the first call), graded alternately in one process, warm pool as in a batch.
+"""What a lab's optional activities add to grading one submission: the solved notebook graded
+with every hidden check, and graded with the optional activities' checks left out (a baseline
+for the comparison only; the grader has no such mode), alternately in one process, warm pool
+as in a batch.
 
     python -m bench.optional_cost [--rounds 5] [--lab LAB ...]     (from the repository root)
 """
@@ -8,30 +9,23 @@ import argparse
 import statistics
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
-import nbformat
-
+import autograder.grade
 from autograder.grade import Options, grade
+from autograder.labs import grading_for
 from autograder.sandbox import Pool
 from autograder.warm import lab_imports
+from build_student import build
 from course.labs import find_labs
-from course.release import solved_notebook, student_notebook
 
 
-def variants(lab, folder):
-    """Paths of the solved notebook and of the one with only the required activities done."""
-    release = student_notebook(lab)
-    solved = solved_notebook(lab, release)
-    required = nbformat.from_dict(solved)
-    stubs = {cell.id: cell.source for cell in release.cells}
-    for cell in required.cells:
-        if cell.id.endswith("-answer") and lab.activities[cell.id.removesuffix("-answer")].optional:
-            cell.source = stubs[cell.id]
-    paths = {"solved": folder / "solved.ipynb", "required only": folder / "required.ipynb"}
-    nbformat.write(solved, paths["solved"])
-    nbformat.write(required, paths["required only"])
-    return paths
+def required_only(lab_name):
+    """The lab's grading without the optional activities' hidden checks: the baseline."""
+    real = grading_for(lab_name)
+    return replace(real, cases={a: ([] if real.lab.activities[a].optional else cases)
+                                for a, cases in real.cases.items()})
 
 
 def main():
@@ -43,24 +37,26 @@ def main():
     pool = Pool.launch(lab_imports())
     try:
         with tempfile.TemporaryDirectory() as scratch:
+            build(Path(scratch), solved=True)
             for lab in labs:
-                paths = variants(lab, Path(scratch))
-                times = {name: [] for name in paths}
-                probes = {name: [] for name in paths}
+                notebook = Path(scratch) / lab.name / f"{lab.name}.ipynb"
+                gradings = {"every check": grading_for, "required checks only": required_only}
+                times = {name: [] for name in gradings}
                 for round_number in range(args.rounds + 1):  # round 0 warms caches and zygotes
-                    for name, path in paths.items():
+                    for name, grading in gradings.items():
+                        autograder.grade.grading_for = grading
                         started = time.perf_counter()
-                        result, _ = grade(path, Options(pool=pool))
+                        grade(notebook, Options(pool=pool))
                         if round_number:
                             times[name].append(time.perf_counter() - started)
-                            probes[name].append(result["extra_data"]["phases"]["probes"])
-                optional = sorted(a.id for a in lab.activities.values() if a.optional)
-                solved, required = (statistics.median(times[name]) for name in paths)
-                print(f"{lab.name}: optional {', '.join(optional)}; median of {args.rounds} rounds")
-                print(f"  solved {solved:.2f} s (probes {statistics.median(probes['solved']):.2f} s), "
-                      f"required only {required:.2f} s (probes {statistics.median(probes['required only']):.2f} s), "
-                      f"ratio {solved / required:.2f}")
+                optional = [a for a in lab.activities.values() if a.optional]
+                extra = sum(len(grading_for(lab.name).cases[a.id]) for a in optional)
+                full, baseline = (statistics.median(times[name]) for name in gradings)
+                print(f"{lab.name}: optional {', '.join(a.id for a in optional)} ({extra} hidden checks); "
+                      f"median of {args.rounds} rounds")
+                print(f"  every check {full:.2f} s, required checks only {baseline:.2f} s, ratio {full / baseline:.2f}")
     finally:
+        autograder.grade.grading_for = grading_for
         if pool is not None:
             pool.close()
 
