@@ -556,18 +556,8 @@ def jacobian_fwd(f, x):
                     "[sum_to(g * b.data, a.shape), sum_to(g * a.data, b.shape)]")),
     Mistake("D", "grad keeps only the last contribution that reaches a node", "the gradient of x",
             variant(GRAD, "grads[id(parent)] + part if id(parent) in grads else part", "part")),
-    Mistake("D", "newton_step adds the Newton direction instead of subtracting it", "newton_step", """
-def newton_step(f, x):
-    x = np.asarray(x, dtype=np.float64)
-    columns = []
-    for j in range(x.size):
-        direction = np.zeros(x.size)
-        direction[j] = 1.0
-        columns.append(hvp(f, x, direction.reshape(x.shape)).ravel())
-    leaf = Tensor(x)
-    (g,) = grad(f(leaf), [leaf])
-    return x + np.linalg.solve(np.stack(columns, axis=1), g.data.ravel()).reshape(x.shape)
-"""),
+    Mistake("D", "newton_step adds the Newton direction instead of subtracting it", "newton_step",
+            variant(reference_function("tensor_engine", "newton_step"), "return x - ", "return x + ")),
     # ------------------------------------------------------------------ E
     Mistake("E", "conv2d's x gradient keeps the padded border", "x.grad",
             variant(CONV2D, "x.grad += grad_padded[:, :, padding:padding + height, padding:padding + width]",
