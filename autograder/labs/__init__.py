@@ -169,7 +169,6 @@ def grading_for(lab_name):
         return _checked(lab_name)
 
 
-
 @cache
 def _checked(lab_name):
     problems, grading = problems_of(course_labs()[lab_name])
