@@ -7,13 +7,14 @@ the grader starts a new worker without that cell and goes on with the others.
 import shutil
 import tempfile
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.labs import LabNotGradable, course_labs, grading_for
 from autograder.errors import GraderError
 from autograder.policy import NEEDED_PYTORCH, hidden_for, pytorch_mentions
+from autograder.rooms import ROOMS, alone
 from autograder.sandbox import WALL_FACTOR, Limits, Worker, WorkerFailure
 from autograder.submission import Step, SubmissionError, answers, identify, load, program, student_name, untouched
 from autograder.vocabulary import listing, plural
@@ -70,15 +71,21 @@ class Clock:
     def charge(self, worker):
         self.spent += worker.used()
 
+    def waited(self, seconds):
+        """Time spent waiting for other submissions is not the submission's own."""
+        self.backstop += seconds
+
 
 class Session:
     """A worker that has run the submission's program, restarted as often as needed. A session
     with `hidden` modules runs in a worker that cannot import them, and runs each cell statement
     by statement, so that the code around a failed `import torch` still runs."""
 
-    def __init__(self, lab, steps, options, clock, extra_steps=(), hidden=()):
+    def __init__(self, lab, steps, options, clock, extra_steps=(), hidden=(), kind=None):
         self.lab, self.steps, self.options, self.clock = lab, list(steps) + list(extra_steps), options, clock
         self.hidden = hidden
+        self.kind = kind if kind is not None else "without PyTorch" if hidden else "with PyTorch"
+        self.room = None  # held from the first start until release(): see autograder/rooms.py
         self.skipped = {}  # step index -> why the step is left out of later runs
         self.errors = {}  # step index -> the error it raised on its first run
         self.worker, self.restarts, self.folder, self.given_failures = None, 0, None, 0
@@ -93,6 +100,9 @@ class Session:
             if self.restarts > MAX_RESTARTS:
                 raise WorkerFailure("died", "the notebook's code kept crashing the grader's Python process")
             self.restarts += 1
+            if self.room is None:
+                self.room = ExitStack()
+                self.clock.waited(self.room.enter_context(ROOMS.room(self.kind)))
             self.folder = Path(tempfile.mkdtemp(prefix="grading-"))
             self.lab.copy_data(self.folder)
             with self.clock.phase("start"):
@@ -157,26 +167,44 @@ class Session:
             shutil.rmtree(self.folder, ignore_errors=True)
             self.folder = None
 
+    def release(self):
+        """Close, and leave the room to sessions of other kinds."""
+        self.close()
+        if self.room is not None:
+            self.room.close()
+            self.room = None
+
 
 class Sessions:
-    """One Session per set of hidden modules, started only when an activity needs it: the
-    activities graded without PyTorch share one worker, those that use it another."""
+    """A Session per set of hidden modules, started only when an activity needs it: the
+    activities graded without PyTorch share one worker, those that use it another. The two never
+    run at once: asking for one closes the other (grade() asks for each kind's activities
+    together), so that no worker of a submission can talk to one with PyTorch. `kind` puts
+    every session in a room of its own (see autograder/rooms.py)."""
 
-    def __init__(self, lab, steps, options, clock, grading, extra_steps=()):
-        self.arguments, self.grading, self.open = (lab, steps, options, clock, extra_steps), grading, {}
+    def __init__(self, lab, steps, options, clock, grading, extra_steps=(), kind=None):
+        self.arguments, self.grading, self.kind = (lab, steps, options, clock, extra_steps), grading, kind
+        self.current, self.notes = None, []
 
     def of(self, activity):
         hidden = hidden_for(self.grading, activity)
-        if hidden not in self.open:
-            self.open[hidden] = Session(*self.arguments, hidden=hidden)
-        return self.open[hidden]
+        if self.current is None or self.current.hidden != hidden:
+            self._retire()
+            self.current = Session(*self.arguments, hidden=hidden, kind=self.kind)
+        return self.current
+
+    def _retire(self):
+        if self.current is not None:
+            self.notes += self.current.problems()
+            self.current.release()
+            self.current = None
 
     def problems(self):
-        return list(dict.fromkeys(note for session in self.open.values() for note in session.problems()))
+        return list(dict.fromkeys(self.notes + (self.current.problems() if self.current is not None else [])))
 
     def close(self):
-        for session in self.open.values():
-            session.close()
+        if self.current is not None:
+            self.current.release()
 
 
 def judge_activity(session, probes, cases, quiet=False):
@@ -237,7 +265,7 @@ def grade(path, options=Options()):
     sessions = Sessions(lab, steps, options, clock, grading)
     outcomes, status = {}, "graded"
     try:
-        for activity in lab.activities:
+        for activity in by_worker(grading):
             try:
                 outcome = judge_activity(sessions.of(activity), grading.probes, grading.cases[activity])
             except OutOfTime:
@@ -268,6 +296,11 @@ def grade(path, options=Options()):
     return result, found
 
 
+def by_worker(grading):
+    """The lab's activities, those graded without PyTorch first: each kind's worker starts once."""
+    return sorted(grading.lab.activities, key=lambda activity: hidden_for(grading, activity) == ())
+
+
 def rejudge_with_reference_engine(grading, steps, outcomes, options, clock):
     """An activity built on earlier ones is judged again on a correct engine when one of those
     failed, so that a mistake costs only the points of the activity where it was made. The
@@ -287,9 +320,10 @@ def rejudge_with_reference_engine(grading, steps, outcomes, options, clock):
         groups.setdefault(tuple(broken), []).append(activity)
     for broken, activities in groups.items():
         sessions = Sessions(lab, steps, options, clock, grading, extra_steps=[
-            Step(lab.activities[need].reference.source, False, "reference") for need in broken])
+            Step(lab.activities[need].reference.source, False, "reference") for need in broken],
+            kind=alone("reference engine"))
         try:
-            for activity in activities:
+            for activity in sorted(activities, key=by_worker(grading).index):
                 if judge_activity(sessions.of(activity), grading.probes, grading.cases[activity], quiet=True).passed:
                     outcomes[activity] = Outcome(True, "passed on a correct engine; with yours it failed because of "
                                                        f"{'activity' if len(broken) == 1 else 'activities'} "

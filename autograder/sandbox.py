@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from autograder import seccomp
 from autograder.cgroups import ControlGroup, available
 from autograder.errors import GraderError, GradingProblem
 
@@ -96,9 +97,31 @@ def hidden_paths(hidden):
     return tuple(found)
 
 
-def bwrap_command(folder, python_args, hidden=()):
+@cache
+def seccomp_program():
+    """The filter of autograder/seccomp.py for this machine; where it has none, every run says so."""
+    program = seccomp.program()
+    if program is None:
+        print(f"autograder: no seccomp filter for {os.uname().machine}: workers that run at the same time could "
+              "pass data through file locks and the like", file=sys.stderr)
+    return program
+
+
+def seccomp_pipe():
+    """A pipe's read end holding the filter, for bubblewrap's --seccomp; None without a filter."""
+    program = seccomp_program()
+    if program is None:
+        return None
+    read, write = os.pipe()  # the program is far smaller than a pipe's buffer
+    os.write(write, program)
+    os.close(write)
+    return read
+
+
+def bwrap_command(folder, python_args, hidden=(), seccomp_fd=None):
     """bubblewrap arguments that expose only the system, Python, worker.py and `folder`, with
-    the packages named in `hidden` replaced by one that refuses to import (a module by /dev/null)."""
+    the packages named in `hidden` replaced by one that refuses to import (a module by /dev/null)
+    and, given `seccomp_fd`, the seccomp filter read from it."""
     # The private /tmp comes first: later mounts may lie below it (a checkout in /tmp).
     mounts = ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
     for path in ("/usr", "/bin", "/lib", "/lib64", "/sbin", "/etc", sys.base_prefix, sys.prefix):
@@ -107,7 +130,8 @@ def bwrap_command(folder, python_args, hidden=()):
     for path in hidden_paths(hidden):
         mounts += ["--ro-bind", str(UNAVAILABLE) if Path(path).is_dir() else "/dev/null", path]
     mounts += ["--ro-bind", str(WORKER), MOUNTED_WORKER]
-    return ["bwrap", "--unshare-all", "--die-with-parent", "--new-session",
+    confined = ["--seccomp", str(seccomp_fd)] if seccomp_fd is not None else []
+    return ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", *confined,
             "--uid", "65534", "--gid", "65534", "--hostname", "grader", *mounts,
             "--bind", str(folder), SANDBOX_HOME, "--chdir", SANDBOX_HOME,
             "--", sys.executable, "-I", MOUNTED_WORKER, *python_args, json.dumps(list(hidden))]
@@ -269,7 +293,8 @@ class Worker:
             request = {"folder": str(folder), "root": self._root, "home": SANDBOX_HOME,
                        "cgroups": [str(d) for d in self.group.dirs], "rlimits": rlimits(limits, False),
                        "environment": clean_environment(SANDBOX_HOME), "hidden": list(hidden),
-                       "hidden_paths": list(hidden_paths(tuple(hidden))), "unavailable": str(UNAVAILABLE)}
+                       "hidden_paths": list(hidden_paths(tuple(hidden))), "unavailable": str(UNAVAILABLE),
+                       "seccomp": (seccomp_program() or b"").hex()}
             try:
                 pid = zygote.spawn(request, (to_worker, from_worker, status_write))
             finally:
@@ -277,14 +302,21 @@ class Worker:
             self.process = Forked(pid, status_read)
         else:
             python_args = [str(to_worker), str(from_worker)]
+            filter_fd = seccomp_pipe() if sandboxed else None
             if sandboxed:
-                command, home = bwrap_command(folder, python_args, tuple(hidden)), SANDBOX_HOME
+                command = bwrap_command(folder, python_args, tuple(hidden), filter_fd)
+                home = SANDBOX_HOME
             else:  # the worker's own finder is then all that refuses the hidden modules
                 command, home = [sys.executable, "-I", str(WORKER), *python_args, json.dumps(list(hidden))], str(folder)
-            self.process = subprocess.Popen(
-                command, cwd=folder, env=clean_environment(home), stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, pass_fds=(to_worker, from_worker),
-                start_new_session=True, preexec_fn=self._apply_limits)
+            try:
+                self.process = subprocess.Popen(
+                    command, cwd=folder, env=clean_environment(home), stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                    pass_fds=(to_worker, from_worker, *([filter_fd] if filter_fd is not None else [])),
+                    start_new_session=True, preexec_fn=self._apply_limits)
+            finally:
+                if filter_fd is not None:
+                    os.close(filter_fd)
         os.close(to_worker)
         os.close(from_worker)
         self._buffer, self._seq, self._start = b"", "0", None
@@ -321,7 +353,9 @@ class Worker:
     def _apply_limits(self):
         if self.group is not None:
             self.group.join()
-        for name, (soft, hard) in rlimits(self.limits).items():
+        # RLIMIT_NPROC counts every process of the user nobody on the machine, which would let two
+        # sandboxes signal to each other through it: only where no control group caps processes.
+        for name, (soft, hard) in rlimits(self.limits, self.group is None).items():
             resource.setrlimit(getattr(resource, name), (soft, hard))
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write fails instead of killing
 

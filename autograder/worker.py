@@ -209,7 +209,11 @@ def main(fd_in, fd_out, hidden=()):
     if hidden:
         sys.meta_path.insert(0, Unavailable(hidden))
     absence = Absence(hidden)
-    shell = InteractiveShell.instance()
+    from traitlets.config import Config
+
+    config = Config()
+    config.HistoryManager.enabled = False  # its SQLite file would need the file locks seccomp.py refuses
+    shell = InteractiveShell.instance(config=config)
     channel = Channel(fd_in, fd_out)
     channel.send({"ready": True}, "0")
     while (request := channel.receive()) is not None:

@@ -10,7 +10,8 @@ them by name.
 Each fork builds its own sandbox the way bubblewrap does: new mount, PID, network, IPC and
 host-name namespaces; a root of its own holding the system, the Python installation and the
 submission's folder (read-only but for that folder and a private /tmp); the user `nobody`;
-no new privileges; limits; only its two pipes open; fresh random seeds. The worker's code is
+no new privileges; limits; a seccomp filter refusing the calls that could carry data between
+workers (autograder/seccomp.py); only its two pipes open; fresh random seeds. The worker's code is
 worker.py's, as in the cold path. Nothing of the grader but worker.py is imported here.
 
 Protocol on CONTROL_FD (a Unix socket): the grader sends one JSON line with three file
@@ -34,7 +35,7 @@ HERE = Path(__file__).resolve().parent
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWPID, CLONE_NEWNET = 0x20000, 0x4000000, 0x8000000, 0x20000000, 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 32, 4096, 16384, 1 << 18
 MNT_DETACH = 2
-PR_SET_NO_NEW_PRIVS = 38
+PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 22, 2
 SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
 NOBODY = 65534
 DEVICES = ("null", "zero", "full", "random", "urandom")
@@ -151,7 +152,21 @@ def become_worker(request, fds):
     os.environ.update(request["environment"])
     os.chdir(request["home"])
     reseed()
+    if request.get("seccomp"):
+        confine(bytes.fromhex(request["seccomp"]))
     sys.modules["worker"].main(to_worker, from_worker, request["hidden"])
+
+
+class SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def confine(program):
+    """Install the seccomp filter of autograder/seccomp.py (built by the grader, sent as bytes)."""
+    buffer = ctypes.create_string_buffer(program, len(program))
+    check(libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(SockFprog(len(program) // 8,
+                                                                               ctypes.addressof(buffer))), 0, 0),
+          "seccomp filter")
 
 
 def reseed():
