@@ -4,6 +4,8 @@ Each activity is judged only on what the submission's functions return for the g
 inputs. A cell or a question that hangs or kills the worker costs the activity it belongs to;
 the grader starts a new worker without that cell and goes on with the others.
 """
+import ast
+import os
 import shutil
 import tempfile
 import time
@@ -15,7 +17,7 @@ from autograder.labs import LabNotGradable, course_labs, grading_for
 from autograder.errors import GraderError
 from autograder.policy import NEEDED_PYTORCH, hidden_for, pytorch_mentions
 from autograder.rooms import ROOMS, alone
-from autograder.sandbox import WALL_FACTOR, Limits, Worker, WorkerFailure
+from autograder.sandbox import WALL_FACTOR, WITHOUT_PYTORCH, Limits, Worker, WorkerFailure
 from autograder.submission import Step, SubmissionError, answers, identify, load, program, student_name, untouched
 from autograder.vocabulary import listing, plural
 from autograder.worker import decode, encode
@@ -81,9 +83,9 @@ class Session:
     with `hidden` modules runs in a worker that cannot import them, and runs each cell statement
     by statement, so that the code around a failed `import torch` still runs."""
 
-    def __init__(self, lab, steps, options, clock, extra_steps=(), hidden=(), kind=None):
+    def __init__(self, lab, steps, options, clock, extra_steps=(), hidden=(), kind=None, reference=None):
         self.lab, self.steps, self.options, self.clock = lab, list(steps) + list(extra_steps), options, clock
-        self.hidden = hidden
+        self.hidden, self.reference, self.reference_worker = hidden, reference, None
         self.kind = kind if kind is not None else "without PyTorch" if hidden else "with PyTorch"
         self.room = None  # held from the first start until release(): see autograder/rooms.py
         self.skipped = {}  # step index -> why the step is left out of later runs
@@ -106,10 +108,29 @@ class Session:
             self.folder = Path(tempfile.mkdtemp(prefix="grading-"))
             self.lab.copy_data(self.folder)
             with self.clock.phase("start"):
-                self.worker = Worker(self.folder, self.options.limits, self.options.sandboxed, self.options.pool,
-                                     self.hidden)
+                if self.reference is None:
+                    self.worker = Worker(self.folder, self.options.limits, self.options.sandboxed,
+                                         self.options.pool, self.hidden)
+                else:
+                    self.start_with_reference()
             if self.run_steps():
                 return
+
+    def start_with_reference(self):
+        """The submission's worker and, joined to it by a worker.Link and counted in its control
+        group, a worker that holds the reference functions and runs no submission code."""
+        ours, theirs = os.pipe(), os.pipe()  # (read, write): submission -> reference, and back
+        options = self.options
+        try:
+            self.worker = Worker(self.folder, options.limits, options.sandboxed, options.pool, self.hidden,
+                                 link=(theirs[0], ours[1]))
+            self.reference_folder = Path(tempfile.mkdtemp(prefix="grading-reference-"))
+            self.reference_worker = Worker(self.reference_folder, options.limits, options.sandboxed, options.pool,
+                                           WITHOUT_PYTORCH, link=(ours[0], theirs[1]), group=self.worker.group)
+        finally:
+            for fd in (*ours, *theirs):
+                os.close(fd)
+        self.reference_worker.ask({"op": "serve_reference", **self.reference}, self.timeout())
 
     def run_steps(self):
         """Run the program in the fresh worker; False when a step stopped it (start again)."""
@@ -163,6 +184,10 @@ class Session:
             self.clock.charge(self.worker)
             self.worker.close()
             self.worker = None
+        if self.reference_worker is not None:
+            self.reference_worker.close()
+            self.reference_worker = None
+            shutil.rmtree(self.reference_folder, ignore_errors=True)
         if self.folder is not None:
             shutil.rmtree(self.folder, ignore_errors=True)
             self.folder = None
@@ -182,15 +207,16 @@ class Sessions:
     together), so that no worker of a submission can talk to one with PyTorch. `kind` puts
     every session in a room of its own (see autograder/rooms.py)."""
 
-    def __init__(self, lab, steps, options, clock, grading, extra_steps=(), kind=None):
+    def __init__(self, lab, steps, options, clock, grading, extra_steps=(), kind=None, reference=None):
         self.arguments, self.grading, self.kind = (lab, steps, options, clock, extra_steps), grading, kind
+        self.reference = reference
         self.current, self.notes = None, []
 
     def of(self, activity):
         hidden = hidden_for(self.grading, activity)
         if self.current is None or self.current.hidden != hidden:
             self._retire()
-            self.current = Session(*self.arguments, hidden=hidden, kind=self.kind)
+            self.current = Session(*self.arguments, hidden=hidden, kind=self.kind, reference=self.reference)
         return self.current
 
     def _retire(self):
@@ -319,9 +345,9 @@ def rejudge_with_reference_engine(grading, steps, outcomes, options, clock):
     for activity, broken in retry.items():
         groups.setdefault(tuple(broken), []).append(activity)
     for broken, activities in groups.items():
-        sessions = Sessions(lab, steps, options, clock, grading, extra_steps=[
-            Step(lab.activities[need].reference.source, False, "reference") for need in broken],
-            kind=alone("reference engine"))
+        step, reference = reference_engine(lab, broken)
+        sessions = Sessions(lab, steps, options, clock, grading, extra_steps=[step], kind=alone("reference engine"),
+                            reference=reference)
         try:
             for activity in sorted(activities, key=by_worker(grading).index):
                 if judge_activity(sessions.of(activity), grading.probes, grading.cases[activity], quiet=True).passed:
@@ -332,6 +358,30 @@ def rejudge_with_reference_engine(grading, steps, outcomes, options, clock):
             pass  # the activity keeps the result it got on the submission's own engine
         finally:
             sessions.close()
+
+
+def reference_engine(lab, broken):
+    """What a re-grade on the reference engine adds: a given step that puts, in place of the
+    `broken` activities' functions, stubs that call the reference worker; and what that worker is
+    sent: the imports of the lab's given code and the reference cells' source."""
+    offered = [name for need in broken for name in lab.activities[need].functions]
+    targets = ", ".join(offered) + ("," if len(offered) == 1 else "")
+    step = Step(f"{targets} = _reference_functions({', '.join(map(repr, offered))})\n", False, "reference engine")
+    return step, {"imports": given_imports(lab), "offered": offered,
+                  "source": "\n\n".join(lab.activities[need].reference.source for need in broken)}
+
+
+def given_imports(lab):
+    """The import statements at the top level of the lab's given code cells."""
+    statements = []
+    for cell in lab.cells:
+        if cell.role == "given" and cell.cell_type == "code":
+            try:
+                tree = ast.parse(cell.source)
+            except SyntaxError:
+                continue
+            statements += [ast.unparse(node) for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]
+    return "\n".join(dict.fromkeys(statements))
 
 
 def point_at_pytorch(grading, found, outcomes):

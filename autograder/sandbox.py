@@ -277,11 +277,14 @@ class Forked:
 class Worker:
     """One worker process; every request has a time limit."""
 
-    def __init__(self, folder, limits, sandboxed, pool=None, hidden=()):
+    def __init__(self, folder, limits, sandboxed, pool=None, hidden=(), link=(), group=None):
         """`pool`: a Pool, or the one Zygote to fork from; `hidden`: the top-level modules the
-        worker must not be able to import (WITHOUT_PYTORCH, or none)."""
-        self.limits = limits
-        self.group = ControlGroup(limits.processes, limits.memory_bytes) if cgroups_available() else None
+        worker must not be able to import (WITHOUT_PYTORCH, or none); `link`: the two ends of a
+        worker.Link to another worker; `group`: another worker's control group to join, which
+        then also counts this one's time and memory (and is removed by its owner only)."""
+        self.limits, self._owns_group = limits, group is None
+        self.group = group if group is not None else \
+            ControlGroup(limits.processes, limits.memory_bytes) if cgroups_available() else None
         to_worker, self._requests = os.pipe()
         self._replies, from_worker = os.pipe()
         self._root = None
@@ -294,25 +297,27 @@ class Worker:
                        "cgroups": [str(d) for d in self.group.dirs], "rlimits": rlimits(limits, False),
                        "environment": clean_environment(SANDBOX_HOME), "hidden": list(hidden),
                        "hidden_paths": list(hidden_paths(tuple(hidden))), "unavailable": str(UNAVAILABLE),
-                       "seccomp": (seccomp_program() or b"").hex()}
+                       "seccomp": (seccomp_program() or b"").hex(), "link": bool(link)}
             try:
-                pid = zygote.spawn(request, (to_worker, from_worker, status_write))
+                pid = zygote.spawn(request, (to_worker, from_worker, status_write, *link))
             finally:
                 os.close(status_write)
             self.process = Forked(pid, status_read)
         else:
             python_args = [str(to_worker), str(from_worker)]
+            link_args = [json.dumps(list(link))] if link else []
             filter_fd = seccomp_pipe() if sandboxed else None
             if sandboxed:
-                command = bwrap_command(folder, python_args, tuple(hidden), filter_fd)
+                command = bwrap_command(folder, python_args, tuple(hidden), filter_fd) + link_args
                 home = SANDBOX_HOME
             else:  # the worker's own finder is then all that refuses the hidden modules
-                command, home = [sys.executable, "-I", str(WORKER), *python_args, json.dumps(list(hidden))], str(folder)
+                command = [sys.executable, "-I", str(WORKER), *python_args, json.dumps(list(hidden)), *link_args]
+                home = str(folder)
             try:
                 self.process = subprocess.Popen(
                     command, cwd=folder, env=clean_environment(home), stdin=subprocess.DEVNULL,
                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                    pass_fds=(to_worker, from_worker, *([filter_fd] if filter_fd is not None else [])),
+                    pass_fds=(to_worker, from_worker, *link, *([filter_fd] if filter_fd is not None else [])),
                     start_new_session=True, preexec_fn=self._apply_limits)
             finally:
                 if filter_fd is not None:
@@ -421,9 +426,9 @@ class Worker:
             os.killpg(self.process.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-        if self.group is not None:
+        if self.group is not None and self._owns_group:
             self.group.remove()  # also the processes that left the worker's session
-            self.group = None
+        self.group = None
         self.process.wait()
         for fd in (self._requests, self._replies):
             try:

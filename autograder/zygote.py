@@ -110,7 +110,7 @@ def become_worker(request, fds):
     """In the forked child: enter the sandbox, then serve the grader as worker.py does. As with
     bubblewrap, the first process of the new PID namespace is a small init that waits for the
     worker and reports how it ended (a worker that were PID 1 could not even kill itself)."""
-    to_worker, from_worker, status = fds
+    to_worker, from_worker, status, *link = fds
     for number in range(1, signal.NSIG):  # the zygote ignores SIGCHLD; a worker must not
         try:
             signal.signal(number, signal.SIG_DFL)
@@ -127,8 +127,8 @@ def become_worker(request, fds):
     socket.sethostname("grader")
     worker = os.fork()
     if worker:
-        os.close(to_worker)
-        os.close(from_worker)
+        for fd in (to_worker, from_worker, *link):
+            os.close(fd)
         _, code = os.waitpid(worker, 0)
         os.write(status, struct.pack("i", code))
         os._exit(0)
@@ -144,17 +144,16 @@ def become_worker(request, fds):
     for name, (soft, hard) in request["rlimits"].items():
         resource.setrlimit(getattr(resource, name), (soft, hard))
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write fails instead of killing
-    low, high = sorted((to_worker, from_worker))
-    os.closerange(3, low)
-    os.closerange(low + 1, high)
-    os.closerange(high + 1, 1 << 16)
+    kept = sorted((to_worker, from_worker, *link))
+    for low, high in zip([2, *kept], [*kept, 1 << 16]):
+        os.closerange(low + 1, high)
     os.environ.clear()
     os.environ.update(request["environment"])
     os.chdir(request["home"])
     reseed()
     if request.get("seccomp"):
         confine(bytes.fromhex(request["seccomp"]))
-    sys.modules["worker"].main(to_worker, from_worker, request["hidden"])
+    sys.modules["worker"].main(to_worker, from_worker, request["hidden"], link or None)
 
 
 class SockFprog(ctypes.Structure):
@@ -220,7 +219,7 @@ def serve(control, refusal):
     channel.sendall((json.dumps({"ready": True, "threads": threads()}) + "\n").encode())
     while True:
         try:
-            message, fds, _, _ = socket.recv_fds(channel, 1 << 16, 3)
+            message, fds, _, _ = socket.recv_fds(channel, 1 << 16, 5)
         except OSError as error:
             if error.errno == errno.EINTR:
                 continue
