@@ -34,7 +34,7 @@ def file_stem(name):
     byte of its UTF-8 as %XX (`%` included, and a leading dot), so no stem is a path component
     or hidden, and different names never share a stem. A stem over STEM_BYTES keeps its start
     and ends in `~` and 64 bits of the whole name's SHA-256 (`~` is never kept as it is)."""
-    data = name.encode("utf-8", "surrogateescape")
+    data = name.encode("utf-8", "surrogatepass")  # a lone surrogate is no other character's bytes
     stem = "".join(chr(byte) if byte in PLAIN and (position or byte != ord(".")) else f"%{byte:02X}"
                    for position, byte in enumerate(data)) or "%"  # "%" alone is no escape: only "" gives it
     if len(stem) <= STEM_BYTES:
