@@ -14,10 +14,11 @@ import pytest
 
 from autograder.commands import find_notebooks, unique_names
 from autograder.grade import Outcome, activity_result
-from autograder.report import FORMULA_STARTS, write_csv, write_html, write_json
+from autograder.report import write_csv, write_html, write_json
 from autograder.results_store import PLAIN, STEM_BYTES, atomic_write, current_result, file_stem, notebook_digest, \
     provenance
 from autograder.submission import SubmissionError, load, student_name
+from tests.adversarial.files import FORMULA_STARTS
 from tests.helpers import LABS, ROOT, grade_command, lab_notebook
 
 LAB = LABS[0]
