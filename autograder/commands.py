@@ -89,7 +89,8 @@ class Progress:
         self.done += 1
         if self.shown:
             filled = 30 * self.done // self.total
-            sys.stderr.write(f"\r[{'#' * filled}{'.' * (30 - filled)}] {self.done}/{self.total} {printable(name)[:30]:<30}")
+            shown = printable(name)[:30]
+            sys.stderr.write(f"\r[{'#' * filled}{'.' * (30 - filled)}] {self.done}/{self.total} {shown:<30}")
             if self.done == self.total:
                 sys.stderr.write("\n")
             sys.stderr.flush()

@@ -99,6 +99,11 @@ def false_passes(attack, result):
     return [a for a in attack.zero if scores.get(a, 0) > 0]
 
 
+def shortened(name, width=40):
+    """An attack's name for the table: files.py's long-name attack would widen every row."""
+    return name if len(name) <= width else name[:width - 3] + "..."
+
+
 def table(lab, made, results, context):
     """The corpus's results, one line per attack, and the control's score."""
     own = [attack.name for attack in own_attacks(lab)]
@@ -106,12 +111,12 @@ def table(lab, made, results, context):
     for name, attack in made.items():
         result = results.get(name)
         if result is None:
-            rows.append((name, attack.expected(), "no result", "MISSING"))
+            rows.append((shortened(name), attack.expected(), "no result", "MISSING"))
             continue
         got = result["status"] if result["status"] != "graded" else f"{result['score']} points, 0 for " + (
             ", ".join(t["name"] for t in result["tests"] if t["score"] == 0) or "none")
         trace = attack.host_check(context) if attack.host_check else None
-        rows.append((name, attack.expected(), got, verdict(lab, attack, result) + (f"; {trace}" if trace else "")))
+        rows.append((shortened(name), attack.expected(), got, verdict(lab, attack, result) + (f"; {trace}" if trace else "")))
     header = ("attack", "expected", "got", "verdict")
     widths = [max(len(row[i]) for row in [header, *rows]) + 2 for i in range(3)]
     handing = len(delegation.attacks(lab))
