@@ -1,5 +1,7 @@
 """The commands of `python -m autograder` (parsed in __main__.py): grading a class, and
 running a lab's mistake catalogue."""
+import os
+import stat
 import sys
 import time
 from dataclasses import replace
@@ -15,27 +17,68 @@ from autograder.sandbox import Limits, choose_sandbox
 from autograder.submission import student_name
 
 
+def search(folder):
+    """The *.ipynb entries under `folder`, of any kind, in sorted order; no linked folder is
+    searched (it could lead anywhere), nor a notebook's .ipynb_checkpoints."""
+    try:
+        with os.scandir(folder) as listing:
+            entries = sorted(listing, key=lambda entry: entry.name)
+    except OSError as error:  # before anything is graded, so nothing is lost
+        raise SystemExit(f"autograder: cannot search the folder {folder}: {error.strerror}") from None
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):
+            if entry.name != ".ipynb_checkpoints":
+                yield from search(entry.path)
+        elif entry.name.endswith(".ipynb"):
+            yield Path(entry.path)
+
+
 def find_notebooks(paths):
-    found = []
-    for path in map(Path, paths):
-        if path.is_dir():
-            found += sorted(p for p in path.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
-        elif path.exists():
-            found.append(path)
-        else:
-            raise SystemExit(f"autograder: {path}: no such file or folder")
+    """The submissions under `paths` (notebooks, or folders searched for them), each once. A
+    path that is not a regular file (a link, a pipe...) is kept: grading gives it its status.
+    Once means once per file and student: `./a.ipynb` and `a.ipynb`, or a folder and a notebook
+    in it, are one submission; a file hard-linked into two students' folders is one each."""
+    found, seen = [], set()
+    for given in map(Path, paths):
+        try:
+            folder = stat.S_ISDIR(given.lstat().st_mode)
+        except FileNotFoundError:
+            raise SystemExit(f"autograder: {given}: no such file or folder") from None
+        except OSError as error:
+            raise SystemExit(f"autograder: {given}: {error.strerror}") from None
+        for path in search(given) if folder else [given]:
+            try:
+                info = path.lstat()
+                key = (info.st_dev, info.st_ino, student_name(path))
+            except OSError:  # gone since the search saw it: grading says so
+                key = (os.path.abspath(path), student_name(path))
+            if key not in seen:
+                seen.add(key)
+                found.append(path)
     if not found:
         raise SystemExit("autograder: no notebooks to grade")
     return found
 
 
 def unique_names(paths):
-    names, taken = [], {}
+    """A name for each path: its student name, or for a second one of the same name that name
+    with the first free `-2`, `-3`... (free also of every name given before it)."""
+    names, taken = [], set()
     for path in paths:
         name = student_name(path)
-        taken[name] = taken.get(name, 0) + 1
-        names.append(name if taken[name] == 1 else f"{name}-{taken[name]}")
+        candidate, count = name, 1
+        while candidate in taken:
+            count += 1
+            candidate = f"{name}-{count}"
+        taken.add(candidate)
+        names.append(candidate)
     return names
+
+
+def printable(name):
+    """`name` for the terminal: a character that is not printable could move the cursor or
+    rewrite what is shown."""
+    return "".join(character if character.isprintable() else "?" for character in name)
 
 
 class Progress:
@@ -46,7 +89,8 @@ class Progress:
         self.done += 1
         if self.shown:
             filled = 30 * self.done // self.total
-            sys.stderr.write(f"\r[{'#' * filled}{'.' * (30 - filled)}] {self.done}/{self.total} {name[:30]:<30}")
+            shown = printable(name)[:30]
+            sys.stderr.write(f"\r[{'#' * filled}{'.' * (30 - filled)}] {self.done}/{self.total} {shown:<30}")
             if self.done == self.total:
                 sys.stderr.write("\n")
             sys.stderr.flush()

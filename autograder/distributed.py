@@ -19,7 +19,7 @@ from autograder.batch import safe_grade
 from autograder.grade import Options
 from autograder.results_store import grader_version, lab_version
 from autograder.sandbox import Limits, Pool, choose_sandbox
-from autograder.submission import MAX_BYTES
+from autograder.submission import SubmissionError, read_submission
 from autograder.warm import lab_imports
 
 QUEUED_PER_THREAD = 2  # tasks handed out per worker thread: workers never wait, few notebooks sit in memory
@@ -87,8 +87,8 @@ def connect(address):
 def readable(path):
     """The notebook's bytes if they are worth sending to a node; else None."""
     try:
-        return path.read_bytes() if path.stat().st_size <= MAX_BYTES else None
-    except OSError:
+        return read_submission(path)
+    except SubmissionError:
         return None
 
 

@@ -2,8 +2,9 @@
 
 Each activity's score goes to the grade of its check cell (``<activity>-check``). Optional
 activities are worth no points toward nbgrader's maximum; what they earn is extra credit.
-The autograded notebook written beside it (``autograded/<student>/<lab>/<lab>.ipynb``) lets
-``nbgrader generate_feedback`` render the grader's messages under each check cell.
+The autograded notebook written beside it (``autograded/<student>/<lab>/<lab>.ipynb``, the
+folder named by `file_stem`) lets ``nbgrader generate_feedback`` render the grader's messages
+under each check cell.
 The gradebook is any database nbgrader's SQLAlchemy URL reaches: SQLite by default, PostgreSQL
 for a course graded from several runs or machines. Recording a student again updates the same
 rows, so a re-graded submission never appears twice.
@@ -19,7 +20,7 @@ from pathlib import Path
 import nbformat
 
 from autograder.labs import course_labs
-from autograder.results_store import atomic_write
+from autograder.results_store import atomic_write, file_stem
 from autograder.submission import answers, load
 from course.labs import ROOT
 
@@ -172,7 +173,7 @@ class GradebookWriter:
             if lab_name not in held:
                 held[lab_name] = self.recorded(lab_name)
             values, stored = grade_values(result), held[lab_name].get(name, {})
-            notebook = self.course_dir / "autograded" / name / lab_name / f"{lab_name}.ipynb"
+            notebook = self.course_dir / "autograded" / file_stem(name) / lab_name / f"{lab_name}.ipynb"
             if {grade_id: stored.get(grade_id) for grade_id in values} != values or not notebook.is_file():
                 missing.append((name, path, result))
         for name, path, result in missing:
@@ -193,7 +194,7 @@ class GradebookWriter:
                 cell.source = answers[cell.id]
             if cell.id in messages:
                 cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=messages[cell.id] + "\n")]
-        folder = self.course_dir / "autograded" / name / lab_name
+        folder = self.course_dir / "autograded" / file_stem(name) / lab_name
         folder.mkdir(parents=True, exist_ok=True)
         text = nbformat.writes(notebook)
         atomic_write(folder / f"{lab_name}.ipynb", text if text.endswith("\n") else text + "\n")

@@ -1,16 +1,26 @@
-"""Write what grading found: one JSON and one HTML page per submission, and grades.csv, each
-file whole or not at all."""
+"""Write what grading found: one JSON and one HTML page per submission (named by `file_stem`),
+and grades.csv, each file whole or not at all."""
 import csv
 import html
 import io
 import json
 from pathlib import Path
 
-from autograder.results_store import atomic_write
+from autograder.results_store import atomic_write, file_stem
+
+# What a spreadsheet reads as the start of a formula (or, for tab and carriage return, of one
+# hidden behind blank space) in a cell of text.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(value):
+    """`value` for a CSV cell: text that a spreadsheet would run as a formula gets a leading
+    quote, which shows it as text; numbers stay numbers."""
+    return "'" + value if isinstance(value, str) and value.startswith(FORMULA_STARTS) else value
 
 
 def write_json(out, name, result):
-    return atomic_write(Path(out) / f"{name}.json", json.dumps(result, indent=2, sort_keys=True) + "\n")
+    return atomic_write(Path(out) / f"{file_stem(name)}.json", json.dumps(result, indent=2, sort_keys=True) + "\n")
 
 
 def write_csv(out, named_results):
@@ -26,8 +36,9 @@ def write_csv(out, named_results):
     for name, result in sorted(named_results):
         scores = {test["name"]: test["score"] for test in result["tests"]}
         extra = result["extra_data"]
-        writer.writerow([name, extra["lab"] or "", result["status"], extra.get("required", 0),
-                         result["max_score"], extra.get("bonus", 0), *(scores.get(a, "") for a in activities)])
+        writer.writerow(map(spreadsheet_safe, [name, extra["lab"] or "", result["status"], extra.get("required", 0),
+                                               result["max_score"], extra.get("bonus", 0),
+                                               *(scores.get(a, "") for a in activities)]))
     return atomic_write(Path(out) / "grades.csv", handle.getvalue())
 
 
@@ -65,4 +76,4 @@ def write_html(out, name, result, title):
                        status=html.escape(result["status"]),
                        summary=f"<pre>{html.escape(result['output'])}</pre>" if result["output"] else "",
                        rows="\n".join(rows))
-    return atomic_write(Path(out) / f"{name}.html", page)
+    return atomic_write(Path(out) / f"{file_stem(name)}.html", page)

@@ -8,16 +8,41 @@ Dask worker) costs at most the submissions that were being graded. Options such 
 limits are not part of the version: after changing them, `--regrade`.
 
 Every file is written whole or not at all (`atomic_write`), and a submission's JSON is written
-after its feedback and its gradebook entry, so a JSON on disk means the rest is there too.
+after its feedback and its gradebook entry, so a JSON on disk means the rest is there too. The
+files of a submission are named by `file_stem`, whatever characters or length its name has.
 """
 import hashlib
 import json
 import os
+import string
 from functools import cache
 from pathlib import Path
 
 from autograder.labs import course_labs
+from autograder.submission import SubmissionError, read_submission
 from course.labs import ROOT
+
+# Within the smallest name limit of the usual file systems (eCryptfs: 143 bytes) with the longest
+# suffix added (".html"); the same on every machine, so a results folder can be moved.
+STEM_BYTES = 128
+PLAIN = frozenset((string.ascii_letters + string.digits + "_-.").encode())
+
+
+def file_stem(name):
+    """The stem of the files holding the results of submission `name`: the name itself when it
+    is plain (ASCII letters, digits, `_`, `-`, `.`, not starting with a dot), else each other
+    byte of its UTF-8 as %XX (`%` included, and a leading dot), so no stem is a path component
+    or hidden, and different names never share a stem. A stem over STEM_BYTES keeps its start
+    and ends in `~` and 64 bits of the whole name's SHA-256 (`~` is never kept as it is)."""
+    data = name.encode("utf-8", "surrogatepass")  # a lone surrogate is no other character's bytes
+    stem = "".join(chr(byte) if byte in PLAIN and (position or byte != ord(".")) else f"%{byte:02X}"
+                   for position, byte in enumerate(data)) or "%"  # "%" alone is no escape: only "" gives it
+    if len(stem) <= STEM_BYTES:
+        return stem
+    start = stem[:STEM_BYTES - 17]
+    if "%" in start[-2:]:  # keep the start decodable: no escape cut in two
+        start = start[:start.rindex("%")]
+    return f"{start}~{hashlib.sha256(data).hexdigest()[:16]}"
 
 
 def atomic_write(path, data):
@@ -26,7 +51,8 @@ def atomic_write(path, data):
     No fsync: a file emptied by a power cut fails to parse, so it is not current and is
     graded again, which costs less than syncing every file of a large class."""
     path = Path(path)
-    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    # Named from a hash, so that it is no longer than any name: `path`'s may be at the limit.
+    partial = path.with_name(f".{hashlib.sha256(os.fsencode(path.name)).hexdigest()[:16]}.{os.getpid()}.partial")
     try:
         partial.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
         os.replace(partial, path)
@@ -59,10 +85,11 @@ def lab_version(lab_name):
 
 
 def notebook_digest(path):
-    """The SHA-256 of the submitted file, or None when it cannot be read (never current)."""
+    """The SHA-256 of the submitted file, or None when it is not graded as it is (unreadable,
+    too large, a link, a pipe...: never current, and its result says why)."""
     try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    except OSError:
+        return hashlib.sha256(read_submission(path)).hexdigest()
+    except SubmissionError:
         return None
 
 
@@ -77,7 +104,7 @@ def current_result(out, name, digest):
     if digest is None:
         return None
     try:
-        result = json.loads((Path(out) / f"{name}.json").read_text(encoding="utf-8"))
+        result = json.loads((Path(out) / f"{file_stem(name)}.json").read_text(encoding="utf-8"))
         extra = result["extra_data"]
         wanted = provenance(result, digest)
     except (OSError, ValueError, TypeError, KeyError):  # missing, half-written by a crash, or not ours

@@ -1,13 +1,18 @@
 """Read a submitted notebook, recognise its lab, and turn it into the code the grader runs.
 
-The submitted file is read once into memory and never written. What runs is the lab's own
+The submitted file is read once into memory and never written, and only when it is a regular
+file itself: a symbolic link is never followed (it could point at the instructor's notebook),
+and a pipe or a device is never read (it could be read forever). What runs is the lab's own
 given code (from the instructor notebook, not the submission's copy, which a student may have
 edited) interleaved with every code cell the student wrote or changed, in the student's order.
 Unchanged check cells and given demos that call student code are left out: no score depends
 on them.
 """
+import errno
 import json
+import os
 import re
+import stat
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,17 +35,58 @@ class Step:
     label: str  # how the feedback names it
 
 
+KINDS = ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe (FIFO)"),
+         (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def not_regular(path, mode):
+    kind = next((said for test, said in KINDS if test(mode)), "not a regular file")
+    if stat.S_ISLNK(mode):
+        try:
+            kind += f" (to {os.readlink(path)})"
+        except OSError:  # gone since it was looked at: the kind alone says enough
+            pass
+    return SubmissionError("not_a_regular_file", f"{Path(path).name} is {kind}: only a notebook file itself is "
+                                                 "graded, never what a link points to, nor a pipe or a device")
+
+
+def too_large(size):
+    return SubmissionError("too_large", f"the file is {size / 2**20:.0f} MiB; the limit is {MAX_BYTES >> 20} MiB "
+                                        "(clear the outputs and save again)")
+
+
+def read_submission(path):
+    """The bytes of the regular file at `path`, or SubmissionError. The file is looked at
+    without following a link (lstat) and opened so that a link or a pipe put in its place
+    since then cannot be followed or block (O_NOFOLLOW, O_NONBLOCK); what was opened is
+    checked again (fstat) before a byte is read, and at most MAX_BYTES + 1 are read."""
+    try:
+        mode = os.lstat(path).st_mode
+        if not stat.S_ISREG(mode):
+            raise not_regular(path, mode)
+        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError as error:
+        if error.errno == errno.ELOOP:  # a link put in the file's place since lstat
+            raise not_regular(path, stat.S_IFLNK) from None
+        raise SubmissionError("unreadable", f"cannot read the file: {error.strerror}") from None
+    with os.fdopen(handle, "rb") as file:
+        opened = os.fstat(file.fileno())
+        if not stat.S_ISREG(opened.st_mode):
+            raise not_regular(path, opened.st_mode)
+        if opened.st_size > MAX_BYTES:
+            raise too_large(opened.st_size)
+        try:
+            data = file.read(MAX_BYTES + 1)
+        except OSError as error:
+            raise SubmissionError("unreadable", f"cannot read the file: {error.strerror}") from None
+    if len(data) > MAX_BYTES:  # it grew while being read
+        raise too_large(len(data))
+    return data
+
+
 def load(path):
     """The submission as an nbformat v4 notebook, or SubmissionError."""
-    path = Path(path)
-    try:
-        size = path.stat().st_size
-        if size > MAX_BYTES:
-            raise SubmissionError("too_large", f"the file is {size / 2**20:.0f} MiB; the limit is "
-                                               f"{MAX_BYTES >> 20} MiB (clear the outputs and save again)")
-        data = path.read_bytes()
-    except OSError as error:
-        raise SubmissionError("unreadable", f"cannot read the file: {error.strerror}") from None
+    data = read_submission(path)
     if not data.strip():
         raise SubmissionError("invalid_notebook", "the file is empty")
     try:
@@ -121,11 +167,13 @@ def _grade_id(cell):
 
 
 def student_name(path):
-    """nbgrader's submitted/<student>/<lab>/<file>.ipynb gives the student; else the file stem."""
-    parts = Path(path).parts
-    if len(parts) >= 4 and parts[-4] == "submitted":
-        return parts[-3]
-    return Path(path).stem
+    """nbgrader's submitted/<student>/<lab>/<file>.ipynb gives the student; else the file stem.
+    The layout is looked for in the absolute path, so that every spelling of one path gives one
+    name; bytes of the name that are not UTF-8 are shown as \\xNN escapes, so that the name can
+    be written anywhere (JSON, HTML, the gradebook)."""
+    parts = Path(os.path.abspath(path)).parts
+    name = parts[-3] if len(parts) >= 4 and parts[-4] == "submitted" else Path(path).stem
+    return os.fsencode(name).decode("utf-8", "backslashreplace")
 
 
 def untouched(lab, notebook):

@@ -13,7 +13,8 @@ class Attack:
     description: str
     status: str = "graded"
     zero: frozenset = frozenset()  # activities that must score 0; all others full marks
-    build: object = None  # (lab, solved, blank, context) -> notebook, or bytes for a raw file
+    build: object = None  # (lab, solved, blank, context) -> notebook, bytes for a raw file, or
+    # a function that makes the attack's entry at the path it is given (files.py)
     host_check: object = None  # (context) -> None or a message about a trace left on the machine
 
     def expected(self):

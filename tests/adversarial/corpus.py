@@ -6,8 +6,9 @@ aim at the machine rather than the score; they must leave no trace on it.
 
 A lab's corpus is every generic attack (generic.py and channels.py, written in terms of any lab), the answers
 that hand their work to PyTorch (delegation.py: one from the lab's policy, and real ones for
-pt03_autodiff), and the attacks written for that lab alone (SPECIFIC: pt03.py for
-pt03_autodiff). The expected scores come from the lab's activities, points and policy.
+pt03_autodiff), the attacks through the batch folder's links, pipes and names (files.py), and
+the attacks written for that lab alone (SPECIFIC: pt03.py for pt03_autodiff). The expected
+scores come from the lab's activities, points and policy.
 
     python -m tests.adversarial.corpus [--lab NAME]    grade the corpus of each lab (or of NAME)
                                                        with a solved control, print the table
@@ -20,7 +21,7 @@ from pathlib import Path
 
 import nbformat
 
-from tests.adversarial import channels, delegation, generic, pt03
+from tests.adversarial import channels, delegation, files, generic, pt03
 from tests.helpers import CELL_TIMEOUT, ROOT
 SPECIFIC = {pt03.LAB: pt03.attacks}  # lab name -> (lab) -> [Attack] that make sense for it alone
 
@@ -32,7 +33,8 @@ def own_attacks(lab):
 
 def attacks(lab):
     """The corpus of `lab`: the generic attacks, then its own. Names are unique."""
-    made = generic.attacks(lab) + channels.attacks(lab) + delegation.attacks(lab) + own_attacks(lab)
+    made = generic.attacks(lab) + channels.attacks(lab) + delegation.attacks(lab) + files.attacks(lab) + \
+        own_attacks(lab)
     names = [attack.name for attack in made]
     assert len(names) == len(set(names)), f"attack names repeat in the corpus of {lab.name}"
     return made
@@ -51,7 +53,9 @@ def write_corpus(lab, folder, solved, blank, context):
     for attack in attacks(lab):
         built = attack.build(lab, solved, blank, context)
         path = Path(folder) / f"{attack.name}.ipynb"
-        if isinstance(built, bytes):
+        if callable(built):  # an attack on the folder itself makes its own entry (a link, a pipe...)
+            built(path)
+        elif isinstance(built, bytes):
             path.write_bytes(built)
         else:
             nbformat.write(built, path)
@@ -72,7 +76,9 @@ def grade_corpus(lab, solved_path, blank_path, batch, out, sandbox="auto", timeo
     run = subprocess.run([sys.executable, "-m", "autograder", "grade", str(batch), "--out", str(out),
                           "--cell-timeout", CELL_TIMEOUT, "--sandbox", sandbox, *options], cwd=ROOT, check=False, capture_output=True,
                          text=True, timeout=timeout)
-    results = {path.stem: json.loads(path.read_text()) for path in out.glob("*.json")}
+    # By the name the grader gave each submission: file names are escaped (README, Grading).
+    results = {result["extra_data"]["submission"]: result
+               for result in (json.loads(path.read_text()) for path in out.glob("*.json"))}
     return made, results, run, context
 
 
@@ -94,6 +100,11 @@ def false_passes(attack, result):
     return [a for a in attack.zero if scores.get(a, 0) > 0]
 
 
+def shortened(name, width=40):
+    """An attack's name for the table: files.py's long-name attack would widen every row."""
+    return name if len(name) <= width else name[:width - 3] + "..."
+
+
 def table(lab, made, results, context):
     """The corpus's results, one line per attack, and the control's score."""
     own = [attack.name for attack in own_attacks(lab)]
@@ -101,12 +112,12 @@ def table(lab, made, results, context):
     for name, attack in made.items():
         result = results.get(name)
         if result is None:
-            rows.append((name, attack.expected(), "no result", "MISSING"))
+            rows.append((shortened(name), attack.expected(), "no result", "MISSING"))
             continue
         got = result["status"] if result["status"] != "graded" else f"{result['score']} points, 0 for " + (
             ", ".join(t["name"] for t in result["tests"] if t["score"] == 0) or "none")
         trace = attack.host_check(context) if attack.host_check else None
-        rows.append((name, attack.expected(), got, verdict(lab, attack, result) + (f"; {trace}" if trace else "")))
+        rows.append((shortened(name), attack.expected(), got, verdict(lab, attack, result) + (f"; {trace}" if trace else "")))
     header = ("attack", "expected", "got", "verdict")
     widths = [max(len(row[i]) for row in [header, *rows]) + 2 for i in range(3)]
     handing = len(delegation.attacks(lab))

@@ -1,0 +1,255 @@
+"""The paths the grader follows and the files it names: only regular files are graded (no link,
+pipe or device is followed or read), a path given twice is graded once, every name of a result
+file is safe, bounded and distinct, and no cell of grades.csv is a formula."""
+import csv
+import json
+import os
+import random
+import stat
+import subprocess
+import threading
+import time
+
+import pytest
+
+from autograder.commands import find_notebooks, unique_names
+from autograder.grade import Outcome, activity_result
+from autograder.report import write_csv, write_html, write_json
+from autograder.results_store import PLAIN, STEM_BYTES, atomic_write, current_result, file_stem, notebook_digest, \
+    provenance
+from autograder.submission import SubmissionError, load, student_name
+from tests.adversarial.files import FORMULA_STARTS
+from tests.helpers import LABS, ROOT, grade_command, lab_notebook
+
+LAB = LABS[0]
+INSTRUCTOR = LAB.path.with_suffix(".ipynb")  # full marks if it were graded
+BLANK = lab_notebook(ROOT / "release", LAB)
+NAME_MAX = 255  # ext4, tmpfs, btrfs, xfs
+
+
+def refusal(path):
+    with pytest.raises(SubmissionError) as failure:
+        load(path)
+    return failure.value
+
+
+def finishes(call):
+    """call()'s return value; fails, rather than hanging the suite, if it blocks for minutes."""
+    outcome = {}
+    thread = threading.Thread(target=lambda: outcome.update(value=call()), daemon=True)
+    thread.start()
+    thread.join(timeout=300)  # a backstop for a regression that blocks, never reached otherwise
+    assert not thread.is_alive(), "blocked"
+    return outcome.get("value")
+
+
+# ------------------------------------------------------------------------- what is read
+def test_a_link_to_the_instructor_notebook_is_not_followed(tmp_path):
+    link = tmp_path / "mine.ipynb"
+    link.symlink_to(INSTRUCTOR)
+    error = refusal(link)
+    assert error.kind == "not_a_regular_file"
+    assert "symbolic link" in str(error) and str(INSTRUCTOR) in str(error)
+    assert notebook_digest(link) is None, "never current, so never kept from an earlier run"
+
+
+def test_a_dangling_link_is_named_a_link(tmp_path):
+    link = tmp_path / "gone.ipynb"
+    link.symlink_to(tmp_path / "nowhere.ipynb")
+    assert refusal(link).kind == "not_a_regular_file"
+
+
+def test_a_pipe_is_refused_without_waiting_for_a_writer(tmp_path):
+    pipe = tmp_path / "pipe.ipynb"
+    os.mkfifo(pipe)
+    error = finishes(lambda: refusal(pipe))
+    assert error.kind == "not_a_regular_file" and "named pipe" in str(error)
+    assert finishes(lambda: notebook_digest(pipe)) is None
+
+
+def test_a_device_is_refused_not_read(tmp_path):
+    null = os.stat("/dev/null")
+    device = tmp_path / "device.ipynb"
+    os.mknod(device, stat.S_IFCHR | 0o600, null.st_rdev)
+    error = refusal(device)
+    assert error.kind == "not_a_regular_file" and "character device" in str(error)
+
+
+def test_a_folder_named_like_a_notebook_is_refused(tmp_path):
+    folder = tmp_path / "folder.ipynb"
+    folder.mkdir()
+    assert refusal(folder).kind == "not_a_regular_file"
+
+
+def test_a_regular_file_still_loads(tmp_path):
+    copy = tmp_path / "copy.ipynb"
+    copy.write_bytes(BLANK.read_bytes())
+    assert load(copy).metadata["course"]["lab"] == LAB.name
+    assert notebook_digest(copy) is not None
+
+
+# ------------------------------------------------------------------------- what is found
+def test_linked_folders_are_not_searched_and_linked_notebooks_are_kept_to_be_refused(tmp_path):
+    batch = tmp_path / "batch"
+    (batch / "alice").mkdir(parents=True)
+    (batch / "alice" / "own.ipynb").write_bytes(BLANK.read_bytes())
+    (batch / "bob").symlink_to(INSTRUCTOR.parent)  # holds the instructor's .ipynb
+    (batch / "carol.ipynb").symlink_to(INSTRUCTOR)
+    (batch / "dave.ipynb").symlink_to(INSTRUCTOR.parent)
+    found = find_notebooks([batch])
+    assert found == [batch / "alice" / "own.ipynb", batch / "carol.ipynb", batch / "dave.ipynb"]
+    assert [refusal(path).kind for path in found[1:]] == ["not_a_regular_file"] * 2
+
+
+def test_a_linked_folder_given_is_refused_not_searched(tmp_path):
+    link = tmp_path / "linked"
+    link.symlink_to(INSTRUCTOR.parent)
+    assert find_notebooks([link]) == [link]
+    assert refusal(link).kind == "not_a_regular_file"
+
+
+def test_the_same_file_through_any_spelling_is_found_once(tmp_path, monkeypatch):
+    batch = tmp_path / "batch"
+    batch.mkdir()
+    notebook = batch / "a.ipynb"
+    notebook.write_bytes(BLANK.read_bytes())
+    monkeypatch.chdir(batch)
+    spellings = ["a.ipynb", "./a.ipynb", str(notebook), "../batch/a.ipynb", str(batch), "."]
+    assert len(find_notebooks(spellings)) == 1
+
+
+def test_a_file_linked_into_two_students_folders_is_one_submission_each(tmp_path):
+    submitted = tmp_path / "submitted"
+    for student in ("alice", "bob"):
+        (submitted / student / LAB.name).mkdir(parents=True)
+    alice = submitted / "alice" / LAB.name / f"{LAB.name}.ipynb"
+    alice.write_bytes(BLANK.read_bytes())
+    bob = submitted / "bob" / LAB.name / f"{LAB.name}.ipynb"
+    os.link(alice, bob)
+    found = find_notebooks([submitted, alice, bob])
+    assert found == [alice, bob] and unique_names(found) == ["alice", "bob"]
+
+
+def test_names_made_unique_never_meet_a_given_name(tmp_path):
+    paths = [tmp_path / "a.ipynb", tmp_path / "x" / "a.ipynb", tmp_path / "a-2.ipynb", tmp_path / "y" / "a.ipynb"]
+    names = unique_names(paths)
+    assert len(set(names)) == len(paths) and names[:2] == ["a", "a-2"]
+
+
+def test_the_student_is_found_from_inside_the_submitted_folder(tmp_path, monkeypatch):
+    folder = tmp_path / "submitted" / "alice" / LAB.name
+    folder.mkdir(parents=True)
+    monkeypatch.chdir(folder)
+    assert student_name(f"{LAB.name}.ipynb") == student_name(folder / f"{LAB.name}.ipynb") == "alice"
+
+
+def test_a_name_of_bytes_that_are_not_utf8_can_be_written(tmp_path):
+    raw = os.fsencode(tmp_path) + b"/caf\xe9.ipynb"
+    name = student_name(os.fsdecode(raw))
+    assert name == "caf\\xe9" and name.encode("utf-8")
+
+
+# ------------------------------------------------------------------------- result file names
+def odd_names():
+    """Names a student or a folder can have, and names made to collide after escaping or cutting."""
+    chosen = ["alice", "..", ".", "...", ".hidden", "a/b", "../../etc/passwd", "=1+1", "%2E%2E", "%", "~", "a~b",
+              "José", "josé", "Jose\u0301", "tab\there", "line\nbreak", "\x1b[31mred", "CON", "-rf", "a" * 300,
+              "a" * 301, "é" * 200, "é" * 201, "a" * (STEM_BYTES - 17) + "%", "a" * (STEM_BYTES - 17) + "%25",
+              "x" * STEM_BYTES, "x" * (STEM_BYTES + 1), "\udce9", "\udce9" * 300]
+    rng = random.Random(22)
+    alphabet = "ab.%~/-_ \t\n=é\u0301\U0001F600\udcff"
+    chosen += ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 400))) for _ in range(2000)]
+    return list(dict.fromkeys(chosen))
+
+
+def test_file_stems_are_plain_bounded_and_distinct():
+    names = odd_names()
+    stems = [file_stem(name) for name in names]
+    assert len(set(stems)) == len(names)
+    allowed = {chr(byte) for byte in PLAIN} | {"%", "~"}
+    for name, stem in zip(names, stems):
+        assert set(stem) <= allowed and not stem.startswith(".") and len(stem.encode()) <= STEM_BYTES, (name, stem)
+        assert file_stem(name) == stem, "the same name always gives the same stem"
+
+
+@pytest.mark.parametrize("name", ["alice", "bob_pt03", "student-07", "a.b"])
+def test_a_plain_name_is_its_own_stem(name):
+    assert file_stem(name) == name
+
+
+def a_result(name, passed=True):
+    outcomes = {activity: Outcome(passed, "fine" if passed else "wrong") for activity in LAB.activities}
+    result = activity_result(name, f"/somewhere/{name}.ipynb", LAB, outcomes, [], "graded", time.monotonic())
+    result["extra_data"].update(provenance(result, "0" * 64))
+    return result
+
+
+@pytest.mark.parametrize("length", [234, 255, 1000, 10_000])
+def test_results_of_a_long_name_are_written_and_found_again(tmp_path, length):
+    name, result = "n" * length, a_result("n" * length)
+    written = [write_json(tmp_path, name, result), write_html(tmp_path, name, result, LAB.title)]
+    assert all(path.parent == tmp_path and path.is_file() for path in written)
+    assert current_result(tmp_path, name, "0" * 64) == result
+    assert max(len(os.fsencode(entry)) for entry in os.listdir(tmp_path)) <= NAME_MAX
+
+
+def test_whole_file_writing_works_at_the_name_limit(tmp_path):
+    target = tmp_path / ("n" * (NAME_MAX - len(".json")) + ".json")
+    atomic_write(target, "{}\n")
+    assert target.read_text() == "{}\n" and os.listdir(tmp_path) == [target.name]
+
+
+def test_a_name_with_path_components_stays_in_the_folder(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    for name in ("..", ".", "../../escaped", "/abs"):
+        write_json(out, name, a_result(name))
+    assert {path.parent for path in out.rglob("*")} == {out} and not (tmp_path / "escaped.json").exists()
+    assert not any(entry.startswith(".") for entry in os.listdir(out))
+
+
+# ------------------------------------------------------------------------- grades.csv
+def test_csv_cells_are_never_formulas_and_numbers_stay_numbers(tmp_path):
+    names = ["=1+1", "+SUM(A1)", "-2+3", "@cmd", "\t=hidden", "\r=hidden", "plain", "'quoted", "1e3"]
+    write_csv(tmp_path, [(name, a_result(name)) for name in names])
+    with (tmp_path / "grades.csv").open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert sorted(row["submission"] for row in rows) == sorted(
+        "'" + name if name.startswith(FORMULA_STARTS) else name for name in names)
+    points = {activity: str(value.points) for activity, value in LAB.activities.items()}
+    for row in rows:
+        assert not any(cell.startswith(FORMULA_STARTS) for cell in row.values()), row
+        assert {activity: row[activity] for activity in LAB.activities} == points
+
+
+# ------------------------------------------------------------------------- a whole batch
+@pytest.mark.slow
+def test_a_batch_of_odd_paths_gets_a_result_for_each_and_runs_again(tmp_path):
+    batch, out = tmp_path / "batch", tmp_path / "out"
+    batch.mkdir()
+    blank = BLANK.read_bytes()
+    odd = {"blank": "blank.ipynb", "..": "...ipynb", "=1+1": "=1+1.ipynb", "L" * 234: "L" * 234 + ".ipynb"}
+    for filename in odd.values():
+        (batch / filename).write_bytes(blank)
+    (batch / "linked.ipynb").symlink_to(INSTRUCTOR)
+    os.mkfifo(batch / "pipe.ipynb")
+    os.mknod(batch / "device.ipynb", stat.S_IFCHR | 0o600, os.stat("/dev/null").st_rdev)
+    spelt_again = [batch / "blank.ipynb", os.path.join(batch, "..", batch.name, "blank.ipynb")]
+    run = subprocess.run(grade_command(batch, *spelt_again, "--out", out, "--jobs", "2"), cwd=ROOT,
+                         capture_output=True, text=True, timeout=1800)
+    assert run.returncode == 0, run.stdout + run.stderr
+    results = {result["extra_data"]["submission"]: result
+               for result in (json.loads(path.read_text()) for path in out.glob("*.json"))}
+    assert {name: result["status"] for name, result in results.items()} == {
+        **{name: "graded" for name in odd}, **dict.fromkeys(("linked", "pipe", "device"), "not_a_regular_file")}
+    assert all(result["score"] == 0 for result in results.values()), "the instructor's notebook was not graded"
+    assert sorted(entry.name for entry in out.iterdir() if entry.is_dir()) == ["autograded"]
+    assert len(list((out / "autograded").iterdir())) == len(odd)
+    assert max(len(os.fsencode(path.name)) for path in out.rglob("*")) <= NAME_MAX
+    with (out / "grades.csv").open(newline="") as handle:
+        rows = list(csv.reader(handle))
+    assert len(rows) == 1 + len(results)
+    assert not any(cell.startswith(FORMULA_STARTS) for row in rows for cell in row)
+    again = subprocess.run(grade_command(batch, "--out", out), cwd=ROOT, capture_output=True, text=True, timeout=1800)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert f"{len(odd)} already had a current result" in again.stdout
