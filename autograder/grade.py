@@ -4,6 +4,7 @@ Each activity is judged only on what the submission's functions return for the g
 inputs. A cell or a question that hangs or kills the worker costs the activity it belongs to;
 the grader starts a new worker without that cell and goes on with the others.
 """
+import os
 import tempfile
 import time
 from contextlib import contextmanager
@@ -13,7 +14,7 @@ from pathlib import Path
 from autograder.labs import LabNotGradable, course_labs, grading_for
 from autograder.errors import GraderError
 from autograder.policy import NEEDED_PYTORCH, hidden_for, pytorch_mentions
-from autograder.sandbox import WALL_FACTOR, Limits, Worker, WorkerFailure, remove_tree
+from autograder.sandbox import WALL_FACTOR, Limits, Worker, WorkerFailure, process_scratch, remove_tree
 from autograder.submission import Step, SubmissionError, answers, identify, load, program, student_name, untouched
 from autograder.vocabulary import listing, plural
 from autograder.worker import QUOTED, decode, encode
@@ -21,6 +22,10 @@ from autograder.worker import QUOTED, decode, encode
 MAX_RESTARTS = 20  # each costs a few seconds; the submission time limit bounds them anyway
 PROBE_LINE = 16  # a message holding a line of the probe this long, or held in it, is not quoted
 PHASES = ("start", "cells", "probes", "judge")
+# The hidden checks' PyTorch makes its compiler's cache folder on import (torch._dynamo): in a
+# folder this process removes when it ends, not in /tmp for good.
+if "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(process_scratch(), "torchinductor")
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ The worker sees a fresh folder (the submission's data, nothing else of the cours
 installation, and the single file worker.py. No network, its own process tree, a scrubbed
 environment, and resource limits. Killing the worker kills everything it started.
 """
+import atexit
 import collections
 import json
 import os
@@ -95,6 +96,13 @@ def nesting_within(value, limit):
                 return False
             todo.extend((inner, depth + 1) for inner in (item.values() if isinstance(item, dict) else item))
     return True
+
+
+def process_scratch():
+    """A temporary folder of this process's own, removed when it exits."""
+    folder = tempfile.mkdtemp(prefix="grader-")
+    atexit.register(remove_tree, folder)
+    return folder
 
 
 def remove_tree(path):

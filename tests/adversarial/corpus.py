@@ -6,7 +6,8 @@ aim at the machine rather than the score; they must leave no trace on it.
 
 A lab's corpus is every generic attack (generic.py, written in terms of any lab), the answers
 that hand their work to PyTorch (delegation.py: one from the lab's policy, and real ones for
-pt03_autodiff), and the attacks written for that lab alone (SPECIFIC: pt03.py for
+pt03_autodiff), the faults that must cost no more than their own activity (faults.py), and the
+attacks written for that lab alone (SPECIFIC: pt03.py for
 pt03_autodiff). The expected scores come from the lab's activities, points and policy.
 
     python -m tests.adversarial.corpus [--lab NAME]    grade the corpus of each lab (or of NAME)
@@ -20,7 +21,7 @@ from pathlib import Path
 
 import nbformat
 
-from tests.adversarial import delegation, generic, pt03
+from tests.adversarial import delegation, faults, generic, pt03
 from tests.helpers import CELL_TIMEOUT, ROOT
 SPECIFIC = {pt03.LAB: pt03.attacks}  # lab name -> (lab) -> [Attack] that make sense for it alone
 
@@ -32,7 +33,7 @@ def own_attacks(lab):
 
 def attacks(lab):
     """The corpus of `lab`: the generic attacks, then its own. Names are unique."""
-    made = generic.attacks(lab) + delegation.attacks(lab) + own_attacks(lab)
+    made = generic.attacks(lab) + delegation.attacks(lab) + faults.attacks(lab) + own_attacks(lab)
     names = [attack.name for attack in made]
     assert len(names) == len(set(names)), f"attack names repeat in the corpus of {lab.name}"
     return made
