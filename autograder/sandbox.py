@@ -1,8 +1,8 @@
 """Start the worker for one submission, inside bubblewrap where available, and talk to it.
 
-The worker sees a fresh folder (the submission's data, nothing else of the course), the Python
-installation, and the single file worker.py. No network, its own process tree, a scrubbed
-environment, and resource limits. Killing the worker kills everything it started.
+The worker sees a fresh folder of capped size (the submission's data, nothing else of the
+course), the Python installation, and the single file worker.py. No network, its own process
+tree, a scrubbed environment, and resource limits. Killing the worker kills everything it started.
 """
 import atexit
 import collections

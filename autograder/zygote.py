@@ -9,9 +9,9 @@ them by name.
 
 Each fork builds its own sandbox the way bubblewrap does: new mount, PID, network, IPC and
 host-name namespaces; a root of its own holding the system, the Python installation and the
-submission's folder (read-only but for that folder and a private /tmp); the user `nobody`;
-no new privileges; limits; only its two pipes open; fresh random seeds. The worker's code is
-worker.py's, as in the cold path. Nothing of the grader but worker.py is imported here.
+submission's data (read-only but for its working folder and a private /tmp, tmpfs of capped
+size); the user `nobody`; no new privileges; limits; only its two pipes open; fresh random
+seeds. The worker's code is worker.py's, as in the cold path. Nothing of the grader but worker.py is imported here.
 
 Protocol on CONTROL_FD (a Unix socket): the grader sends one JSON line with three file
 descriptors attached (the worker's request pipe, its reply pipe, and a status pipe on which the

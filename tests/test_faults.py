@@ -19,6 +19,7 @@ from autograder.submission import Step
 from autograder.vocabulary import Case
 from autograder.worker import MAX_REPLY, QUOTED, REPLY_NESTING, decode, encode
 from tests.helpers import ROOT, grade_command, lab_notebook, results_in
+from tests.test_pool import pool  # noqa: F401 -- the warm pool fixture, for the warm cases
 
 # Student code that finds the grader's reply pipe and the running request's tag in the worker's
 # own frames, as a submission that has read worker.py can.
@@ -118,11 +119,13 @@ def test_decode_still_reads_what_encode_writes():
         assert numpy.array_equal(back, value) if isinstance(value, numpy.ndarray | numpy.generic) else back == value
 
 
-def test_writes_beyond_the_disk_cap_fail_with_enospc(tmp_path):
-    """/submission and /tmp hold at most disk_bytes each; the lab's data is there, read-only."""
+@pytest.mark.parametrize("warm", [pytest.param(True, marks=pytest.mark.slow), False], ids=["warm", "cold"])
+def test_writes_beyond_the_disk_cap_fail_with_enospc(tmp_path, request, warm):
+    """/submission and /tmp hold at most disk_bytes each, as bubblewrap and the zygote mount
+    them; the lab's data is there, read-only, beside files the submission makes."""
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "table.csv").write_text("a,b\n1,2\n")
-    worker = Worker(tmp_path, Limits(disk_bytes=8 << 20), True)
+    worker = Worker(tmp_path, Limits(disk_bytes=8 << 20), True, request.getfixturevalue("pool") if warm else None)
     body = '''    import os
     seen = {"data": open("data/table.csv").read()}
     for place in ("/submission", "/tmp"):
