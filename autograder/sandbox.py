@@ -87,14 +87,18 @@ def parse_reply(line):
 
 
 def nesting_within(value, limit):
-    """True when no list or dict in `value` lies more than `limit` deep (walked without recursion)."""
-    todo = [(value, 1)]
+    """True when no list or dict in `value` lies more than `limit` deep. Walked without
+    recursion, holding one iterator per level, so a wide reply costs no memory either."""
+    todo = [iter((value,))]
     while todo:
-        item, depth = todo.pop()
-        if isinstance(item, (list, dict)):
-            if depth > limit:
-                return False
-            todo.extend((inner, depth + 1) for inner in (item.values() if isinstance(item, dict) else item))
+        for item in todo[-1]:
+            if isinstance(item, (list, dict)):
+                if len(todo) > limit:
+                    return False
+                todo.append(iter(item.values() if isinstance(item, dict) else item))
+                break
+        else:
+            todo.pop()
     return True
 
 
