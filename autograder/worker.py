@@ -36,7 +36,7 @@ _ndarray, _generic, _float64 = numpy.ndarray, numpy.generic, numpy.float64
 _dumps, _loads, _b64encode, _b64decode = json.dumps, json.loads, base64.b64encode, base64.b64decode
 _write, _read = os.write, os.read
 _isinstance, _type, _str, _dict, _exec, _compile = isinstance, type, str, dict, exec, compile
-_asarray = numpy.asarray
+_asarray, _prod = numpy.asarray, math.prod
 _PLAIN = (bool, int, float, str, type(None))
 _MAX_ITEMS = 10000
 # The largest replies of the labs' solved notebooks are under 0.25 MB (scalar_engine's, 248 kB;
@@ -116,7 +116,7 @@ def _array(dtype, shape, data):
         raise ValueError(f"an array of dtype {dtype.str[:20]} is not one encode() sends")
     flat = numpy.frombuffer(_b64decode(data), dtype=_float64)
     if (_type(shape) is not list and shape != ()) or len(shape) > _MAX_DIMENSIONS or any(
-            _type(n) is not int or n < 0 for n in shape) or math.prod(shape) != flat.size:
+            _type(n) is not int or n < 0 for n in shape) or _prod(shape) != flat.size:
         raise ValueError(f"an array's shape ({_str(shape)[:80]}) does not fit its {flat.size} values")
     return flat.astype(dtype).reshape(shape)
 

@@ -179,6 +179,7 @@ def test_remove_tree_removes_what_rmtree_cannot(tmp_path):
 
 
 def broken_session(steps):
+    """A session of scalar_engine that runs `steps` as its program, in cold sandboxed workers."""
     return Session(LAB, steps, Options(Limits(cell_seconds=30), True, warm=False), Clock(600))
 
 
@@ -189,8 +190,8 @@ def test_a_given_cell_the_student_broke_is_left_out_and_charged_to_them():
     """The student's cell makes print end the process; the lab's cell that prints then dies, but
     runs in a fresh process without the student's code: it is left out, with a note, and what
     does not need it still runs."""
-    session = broken_session([Step(PRINT_EXITS, True, "your cell 1"), Step("shown = 1\nprint(shown)", False,
-                                                                               "given cell 2"),
+    session = broken_session([Step(PRINT_EXITS, True, "your cell 1"),
+                              Step("shown = 1\nprint(shown)", False, "given cell 2"),
                               Step("after = 2", False, "given cell 3")])
     try:
         reply = session.ask({"op": "probe", "source": "def probe():\n    return [after, 'shown' in globals()]\n",
@@ -203,8 +204,8 @@ def test_a_given_cell_the_student_broke_is_left_out_and_charged_to_them():
 
 
 def test_a_given_cell_that_fails_without_student_code_is_a_grader_error():
-    session = broken_session([Step("x = 1", True, "your cell 1"), Step("import os\nos._exit(4)", False,
-                                                                       "given cell 2")])
+    session = broken_session([Step("x = 1", True, "your cell 1"),
+                              Step("import os\nos._exit(4)", False, "given cell 2")])
     try:
         with pytest.raises(GraderError, match="given cell 2 failed .* without any of the submission's code"):
             session.start()
@@ -226,11 +227,11 @@ def answer(x):
 
 def feedback_for(argument):
     probes = "def call(x):\n    return answer(x)  # the probe, which the feedback must not show\n"
-    session = broken_session([Step(LEAKY, True, "your cell 1"), Step("raise ValueError('z' * 900)", True,
-                                                                      "your cell 2")])
+    session = broken_session([Step(LEAKY, True, "your cell 1"),
+                              Step("raise ValueError('z' * 900)", True, "your cell 2")])
+    case = Case("1a", "a hidden check", "call", {"x": argument}, lambda answer: None)
     try:
-        outcome = judge_activity(session, probes, [Case("1a", "a hidden check", "call", {"x": argument},
-                                                        lambda answer: None)])
+        outcome = judge_activity(session, probes, [case])
         return outcome.message, session.problems()
     finally:
         session.close()
