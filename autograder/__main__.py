@@ -17,7 +17,7 @@ import argparse
 import os
 import sys
 
-from autograder.sandbox import Pool
+from autograder.sandbox import Limits, Pool
 from autograder.warm import lab_imports
 
 
@@ -46,6 +46,8 @@ def main(argv=None):
         command.add_argument("--timeout", type=float, default=600.0, metavar="S",
                              help="seconds for a whole submission (default 600)")
         command.add_argument("--memory", type=int, default=6144, metavar="MiB", help="memory per submission")
+        command.add_argument("--disk", type=int, default=Limits.disk_bytes >> 20, metavar="MiB",
+                             help="what a submission can write, in its folder and in /tmp each (sandboxed)")
         command.add_argument("--sandbox", choices=("auto", "bwrap", "none"), default="auto",
                              help="bubblewrap isolation: auto uses it when it works here")
         command.add_argument("--no-pool", action="store_true",

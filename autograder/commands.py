@@ -97,7 +97,8 @@ class Progress:
 
 
 def grading_limits(args):
-    return Limits(cell_seconds=args.cell_timeout, submission_seconds=args.timeout, memory_bytes=args.memory << 20)
+    return Limits(cell_seconds=args.cell_timeout, submission_seconds=args.timeout, memory_bytes=args.memory << 20,
+                  disk_bytes=args.disk << 20)
 
 
 def grading_options(args, pool):

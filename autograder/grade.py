@@ -6,7 +6,6 @@ the grader starts a new worker without that cell and goes on with the others.
 """
 import ast
 import os
-import shutil
 import tempfile
 import time
 from contextlib import ExitStack, contextmanager
@@ -17,14 +16,19 @@ from autograder.labs import LabNotGradable, course_labs, grading_for
 from autograder.errors import GraderError
 from autograder.policy import NEEDED_PYTORCH, hidden_for, pytorch_mentions
 from autograder.rooms import ROOMS, alone
-from autograder.sandbox import WALL_FACTOR, WITHOUT_PYTORCH, Limits, Worker, WorkerFailure
+from autograder.sandbox import (WALL_FACTOR, WITHOUT_PYTORCH, Limits, Worker, WorkerFailure, process_scratch,
+                                remove_tree)
 from autograder.submission import Step, SubmissionError, answers, identify, load, program, student_name, untouched
 from autograder.vocabulary import listing, plural
-from autograder.worker import decode, encode
+from autograder.worker import QUOTED, decode, encode
 
 MAX_RESTARTS = 20  # each costs a few seconds; the submission time limit bounds them anyway
-GIVEN_RETRIES = 1  # a given cell that fails is tried once more in a fresh process
+PROBE_LINE = 16  # a message holding a line of the probe this long, or held in it, is not quoted
 PHASES = ("start", "cells", "probes", "judge")
+# The hidden checks' PyTorch makes its compiler's cache folder on import (torch._dynamo): in a
+# folder this process removes when it ends, not in /tmp for good.
+if "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(process_scratch(), "torchinductor")
 
 
 @dataclass(frozen=True)
@@ -90,7 +94,8 @@ class Session:
         self.room = None  # held from the first start until release(): see autograder/rooms.py
         self.skipped = {}  # step index -> why the step is left out of later runs
         self.errors = {}  # step index -> the error it raised on its first run
-        self.worker, self.restarts, self.folder, self.given_failures = None, 0, None, 0
+        self.worker, self.restarts, self.folder = None, 0, None
+        self.alone = set()  # indices of given steps known to run without any of the submission's code
 
     def timeout(self):
         return min(self.options.limits.cell_seconds, self.clock.left(self.worker))
@@ -106,15 +111,18 @@ class Session:
                 self.room = ExitStack()
                 self.clock.waited(self.room.enter_context(ROOMS.room(self.kind)))
             self.folder = Path(tempfile.mkdtemp(prefix="grading-"))
-            self.lab.copy_data(self.folder)
-            with self.clock.phase("start"):
-                if self.reference is None:
-                    self.worker = Worker(self.folder, self.options.limits, self.options.sandboxed,
-                                         self.options.pool, self.hidden)
-                else:
-                    self.start_with_reference()
+            if self.reference is None:
+                self.worker = self.new_worker(self.folder)
+            else:
+                self.start_with_reference()
             if self.run_steps():
                 return
+
+    def new_worker(self, folder, **joined):
+        self.lab.copy_data(folder)
+        with self.clock.phase("start"):
+            return Worker(folder, self.options.limits, self.options.sandboxed, self.options.pool, self.hidden,
+                          **joined)
 
     def start_with_reference(self):
         """The submission's worker and, joined to it by a worker.Link and counted in its control
@@ -122,37 +130,63 @@ class Session:
         ours, theirs = os.pipe(), os.pipe()  # (read, write): submission -> reference, and back
         options = self.options
         try:
-            self.worker = Worker(self.folder, options.limits, options.sandboxed, options.pool, self.hidden,
-                                 link=(theirs[0], ours[1]))
+            self.worker = self.new_worker(self.folder, link=(theirs[0], ours[1]))
             self.reference_folder = Path(tempfile.mkdtemp(prefix="grading-reference-"))
-            self.reference_worker = Worker(self.reference_folder, options.limits, options.sandboxed, options.pool,
-                                           WITHOUT_PYTORCH, link=(ours[0], theirs[1]), group=self.worker.group)
+            with self.clock.phase("start"):
+                self.reference_worker = Worker(self.reference_folder, options.limits, options.sandboxed,
+                                               options.pool, WITHOUT_PYTORCH, link=(ours[0], theirs[1]),
+                                               group=self.worker.group)
         finally:
             for fd in (*ours, *theirs):
                 os.close(fd)
         self.reference_worker.ask({"op": "serve_reference", **self.reference}, self.timeout())
 
+    def run(self, worker, step, timeout):
+        return worker.ask({"op": "run_each" if self.hidden else "run", "source": step.source}, timeout)
+
     def run_steps(self):
-        """Run the program in the fresh worker; False when a step stopped it (start again)."""
+        """Run the program in the fresh worker; False when a step stopped it (start again). A
+        given step that stops it is the lab's own code: it is left out only where the
+        submission's code broke it, that is where it runs in a fresh worker without that code."""
         with self.clock.phase("cells"):
             for index, step in enumerate(self.steps):
                 if index in self.skipped:
                     continue
                 try:
-                    reply = self.worker.ask({"op": "run_each" if self.hidden else "run", "source": step.source},
-                                            self.timeout())
+                    reply = self.run(self.worker, step, self.timeout())
                 except WorkerFailure as failure:
                     if step.student:
                         self.skipped[index] = failure
-                    else:  # the lab's own code: never left out as if the student had written it
-                        self.given_failures += 1
-                        if self.given_failures > GIVEN_RETRIES:
-                            raise GraderError(f"the lab's {step.label} failed in {self.given_failures} fresh "
-                                              f"processes ({failure}); a person needs to look at this "
-                                              "submission") from None
+                    elif self.runs_alone(index):
+                        self.skipped[index] = (f"your code that ran before it broke the Python process, so that it "
+                                               f"failed there ({failure}), while it runs without your code")
+                    else:
+                        raise GraderError(f"the lab's {step.label} failed ({failure}) even in a fresh process "
+                                          "without any of the submission's code; a person needs to look at this "
+                                          "submission") from None
                     return False
                 if "error" in reply:
                     self.errors.setdefault(index, reply)
+        return True
+
+    def runs_alone(self, index):
+        """True when the given steps up to `index` finish in a fresh worker that runs none of the
+        submission's code. Its time is the grader's, not charged to the submission."""
+        if index in self.alone:
+            return True
+        folder, worker = Path(tempfile.mkdtemp(prefix="grading-")), None
+        try:
+            worker = self.new_worker(folder)
+            given = [position for position in range(index + 1) if not self.steps[position].student]
+            for position in given:
+                self.run(worker, self.steps[position], self.options.limits.cell_seconds)
+        except WorkerFailure:
+            return False
+        finally:
+            if worker is not None:
+                worker.close()
+            remove_tree(folder)
+        self.alone.update(given)
         return True
 
     def ask(self, request):
@@ -173,7 +207,7 @@ class Session:
                 notes.append(f"{step.label} was left out: {self.skipped[index]}")
             elif index in self.errors and step.student:
                 error = self.errors[index]
-                said = f"{error['error']}: {error.get('message', '')}".rstrip(": ")
+                said = quoted_error(error)
                 notes.append(f"{step.label} needed PyTorch ({said}): free in your own cells, but not available to "
                              "the activities graded with NumPy only" if error.get("unavailable")
                              else f"{step.label} raised {said}")
@@ -187,9 +221,9 @@ class Session:
         if self.reference_worker is not None:
             self.reference_worker.close()
             self.reference_worker = None
-            shutil.rmtree(self.reference_folder, ignore_errors=True)
+            remove_tree(self.reference_folder)
         if self.folder is not None:
-            shutil.rmtree(self.folder, ignore_errors=True)
+            remove_tree(self.folder)
             self.folder = None
 
     def release(self):
@@ -248,8 +282,7 @@ def judge_activity(session, probes, cases, quiet=False):
             stopped = number
             break
         if "error" in reply:
-            detail = "" if quiet else reply.get("message", "")
-            failures.append(f"{case.title}: raised {reply['error']}" + (f": {detail}" if detail else ""))
+            failures.append(f"{case.title}: raised {quoted_error(reply, request['source'], quiet)}")
             needed = needed or (bool(session.hidden) and reply.get("unavailable", False))
             continue
         try:
@@ -270,6 +303,24 @@ def judge_activity(session, probes, cases, quiet=False):
                                       if earlier else ""))
     needed = f"{NEEDED_PYTORCH} " if needed else ""
     return Outcome(False, f"{summary}. {needed}The first failure: {failures[0]}")
+
+
+def quoted(text, limit=QUOTED):
+    """What a submission chose to say, cut to `limit` characters for the feedback."""
+    text = str(text)
+    return text if len(text) <= limit else text[:limit].rstrip() + "…"
+
+
+def quoted_error(reply, source="", quiet=False):
+    """'Kind: message' of an error reply, both cut short (the submission chose them). The message
+    is left out when `quiet`, or when it repeats a line of `source` (the probe the grader sent,
+    which the submission can read and would put into its own feedback)."""
+    kind, message = quoted(reply.get("error", "?"), 80), str(reply.get("message", "")).strip()
+    lines = [line.strip() for line in str(source).splitlines() if len(line.strip()) >= PROBE_LINE]
+    if quiet or not message or any(line in message for line in lines) or (
+            len(message) >= PROBE_LINE and message in str(source)):
+        return kind
+    return f"{kind}: {quoted(message)}"
 
 
 def grade(path, options=Options()):

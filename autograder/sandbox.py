@@ -1,9 +1,11 @@
 """Start the worker for one submission, inside bubblewrap where available, and talk to it.
 
-The worker sees a fresh folder (the submission's data, nothing else of the course), the Python
-installation, and the single file worker.py. No network, its own process tree, a scrubbed
-environment, and resource limits. Killing the worker kills everything it started.
+The worker sees a fresh folder of capped size (the submission's data, nothing else of the
+course), the Python installation, and the single file worker.py. No network, its own process
+tree, a scrubbed environment, and resource limits. Killing the worker kills everything it started.
 """
+import atexit
+import collections
 import json
 import os
 import resource
@@ -25,6 +27,7 @@ from pathlib import Path
 from autograder import seccomp
 from autograder.cgroups import ControlGroup, available
 from autograder.errors import GraderError, GradingProblem
+from autograder.worker import MAX_REPLY, REPLY_NESTING
 
 WORKER = Path(__file__).resolve().with_name("worker.py")
 ZYGOTE = Path(__file__).resolve().with_name("zygote.py")
@@ -32,7 +35,8 @@ UNAVAILABLE = Path(__file__).resolve().with_name("unavailable")  # mounted over 
 MOUNTED_WORKER = "/grader/worker.py"
 SANDBOX_HOME = "/submission"
 NOBODY = 65534
-MAX_REPLY = 256 << 20
+MAX_ANSWER = 1 << 16  # a line from a zygote: a PID or an error message
+REMOVAL_SECONDS = 300
 # Time limits count the CPU time of the submission's processes, so that a busy machine does not
 # cost a student points; code that waits instead of computing meets this wall-clock backstop.
 WALL_FACTOR = 5
@@ -47,6 +51,81 @@ class WorkerFailure(GradingProblem):
     """The worker hung, died or broke the protocol; `kind` says which."""
 
 
+class Lines:
+    """The lines of a stream, each held to at most `cap` bytes while it arrives: a longer one is
+    dropped as it streams in, never kept whole, and counts as a line that says nothing (None)."""
+
+    def __init__(self, cap):
+        self.cap, self.partial, self.dropping, self.ready = cap, bytearray(), False, collections.deque()
+
+    def feed(self, chunk):
+        while chunk:
+            end = chunk.find(b"\n")
+            piece, chunk = (chunk, b"") if end < 0 else (chunk[:end], chunk[end + 1:])
+            if not self.dropping:
+                self.partial += piece
+                if len(self.partial) > self.cap:
+                    self.partial, self.dropping = bytearray(), True
+            if end >= 0:
+                self.ready.append(None if self.dropping else bytes(self.partial))
+                self.partial, self.dropping = bytearray(), False
+
+    def next(self):
+        """The oldest whole line (None for one that was too long); call only when `ready`."""
+        return self.ready.popleft()
+
+
+def parse_reply(line):
+    """A line of the reply pipe as JSON, or None where it is no reply: not JSON, or nested
+    deeper than an honest reply (the parser's own recursion is caught, never let through)."""
+    if line is None:
+        return None
+    try:
+        value = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    return value if nesting_within(value, REPLY_NESTING) else None
+
+
+def nesting_within(value, limit):
+    """True when no list or dict in `value` lies more than `limit` deep. Walked without
+    recursion, holding one iterator per level, so a wide reply costs no memory either."""
+    todo = [iter((value,))]
+    while todo:
+        for item in todo[-1]:
+            if isinstance(item, (list, dict)):
+                if len(todo) > limit:
+                    return False
+                todo.append(iter(item.values() if isinstance(item, dict) else item))
+                break
+        else:
+            todo.pop()
+    return True
+
+
+def process_scratch():
+    """A temporary folder of this process's own, removed when it exits."""
+    folder = tempfile.mkdtemp(prefix="grader-")
+    atexit.register(remove_tree, folder)
+    return folder
+
+
+def remove_tree(path):
+    """Remove `path` however deep and odd the tree a submission left in it: `rm` walks it without
+    recursion (shutil.rmtree overflows Python's stack on a few thousand levels) and copes with
+    paths longer than PATH_MAX; folders made unreadable are opened up and tried again. Gives up
+    silently after REMOVAL_SECONDS, so cleaning up never costs a result."""
+    for command in (["rm", "-rf", "--", str(path)], ["chmod", "-R", "u+rwx", "--", str(path)],
+                    ["rm", "-rf", "--", str(path)]):
+        if not os.path.lexists(path):
+            return
+        try:
+            subprocess.run(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           timeout=REMOVAL_SECONDS, check=False)
+        except subprocess.TimeoutExpired:
+            return
+
+
 @dataclass(frozen=True)
 class Limits:
     cell_seconds: float = 60.0
@@ -54,6 +133,7 @@ class Limits:
     memory_bytes: int = 6 << 30
     file_bytes: int = 64 << 20
     processes: int = 64
+    disk_bytes: int = 512 << 20  # each of /submission and /tmp, held in memory (tmpfs)
 
 
 @cache
@@ -118,23 +198,31 @@ def seccomp_pipe():
     return read
 
 
-def bwrap_command(folder, python_args, hidden=(), seccomp_fd=None):
-    """bubblewrap arguments that expose only the system, Python, worker.py and `folder`, with
-    the packages named in `hidden` replaced by one that refuses to import (a module by /dev/null)
-    and, given `seccomp_fd`, the seccomp filter read from it."""
+def bwrap_command(folder, python_args, hidden=(), disk_bytes=Limits.disk_bytes, seccomp_fd=None):
+    """bubblewrap arguments that expose only the system, Python, worker.py and the files of
+    `folder`, with the packages named in `hidden` replaced by one that refuses to import (a
+    module by /dev/null) and, given `seccomp_fd`, the seccomp filter read from it. The places the
+    submission can write, /tmp and SANDBOX_HOME, are tmpfs of `disk_bytes` each, gone with the
+    sandbox; `folder`'s files are mounted read-only at the same places below SANDBOX_HOME."""
     # The private /tmp comes first: later mounts may lie below it (a checkout in /tmp).
-    mounts = ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    mounts = ["--proc", "/proc", "--dev", "/dev", "--size", str(disk_bytes), "--tmpfs", "/tmp"]
     for path in ("/usr", "/bin", "/lib", "/lib64", "/sbin", "/etc", sys.base_prefix, sys.prefix):
         if Path(path).exists():
             mounts += ["--ro-bind", path, path]
     for path in hidden_paths(hidden):
         mounts += ["--ro-bind", str(UNAVAILABLE) if Path(path).is_dir() else "/dev/null", path]
-    mounts += ["--ro-bind", str(WORKER), MOUNTED_WORKER]
+    mounts += ["--ro-bind", str(WORKER), MOUNTED_WORKER, "--size", str(disk_bytes), "--tmpfs", SANDBOX_HOME]
+    for relative in folder_files(folder):
+        mounts += ["--ro-bind", str(Path(folder, relative)), f"{SANDBOX_HOME}/{relative}"]
     confined = ["--seccomp", str(seccomp_fd)] if seccomp_fd is not None else []
     return ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", *confined,
-            "--uid", "65534", "--gid", "65534", "--hostname", "grader", *mounts,
-            "--bind", str(folder), SANDBOX_HOME, "--chdir", SANDBOX_HOME,
+            "--uid", "65534", "--gid", "65534", "--hostname", "grader", *mounts, "--chdir", SANDBOX_HOME,
             "--", sys.executable, "-I", MOUNTED_WORKER, *python_args, json.dumps(list(hidden))]
+
+
+def folder_files(folder):
+    """The files below `folder` (the lab's data), as paths relative to it."""
+    return sorted(str(path.relative_to(folder)) for path in Path(folder).rglob("*") if path.is_file())
 
 
 def clean_environment(home):
@@ -164,20 +252,26 @@ class Zygote:
     worker starts cold."""
 
     def __init__(self, process, channel, hidden):
-        self.process, self.channel, self.hidden, self._buffer = process, channel, hidden, b""
+        self.process, self.channel, self.hidden, self._lines = process, channel, hidden, Lines(MAX_ANSWER)
         self._lock, self._state = threading.RLock(), None
 
     @classmethod
     def launch(cls, modules, hidden):
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        # Caches the zygote's imports write (matplotlib's fonts, PyTorch's compiler) go into one
+        # folder of its own, removed when it closes, instead of lingering in /tmp.
+        scratch = tempfile.mkdtemp(prefix="zygote-")
         environment = clean_environment(tempfile.gettempdir())
-        environment["MPLCONFIGDIR"] = tempfile.mkdtemp(prefix="zygote-matplotlib-")
+        environment.update(MPLCONFIGDIR=os.path.join(scratch, "matplotlib"),
+                           TORCHINDUCTOR_CACHE_DIR=os.path.join(scratch, "torchinductor"))
         process = subprocess.Popen([sys.executable, "-I", str(ZYGOTE), str(theirs.fileno()), json.dumps(modules),
                                     json.dumps(list(hidden))],
                                    env=environment, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                    pass_fds=(theirs.fileno(),), start_new_session=True)
         theirs.close()
-        return cls(process, ours, hidden)
+        zygote = cls(process, ours, hidden)
+        zygote.scratch = scratch
+        return zygote
 
     def usable(self):
         """True once the zygote is ready and a worker forked from it has answered."""
@@ -204,16 +298,18 @@ class Zygote:
 
     def _receive(self, timeout):
         deadline = time.monotonic() + timeout
-        while b"\n" not in self._buffer:
+        while not self._lines.ready:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([self.channel], [], [], left)[0]:
                 raise WorkerFailure("timeout", "the grader's zygote did not answer")
             chunk = self.channel.recv(1 << 16)
             if not chunk:
                 raise WorkerFailure("died", "the grader's zygote ended")
-            self._buffer += chunk
-        line, self._buffer = self._buffer.split(b"\n", 1)
-        return json.loads(line)
+            self._lines.feed(chunk)
+        answer = parse_reply(self._lines.next())
+        if not isinstance(answer, dict):
+            raise WorkerFailure("protocol", "the grader's zygote answered something that is not an answer")
+        return answer
 
     def spawn(self, request, fds):
         """Fork a worker with `fds` (request pipe, reply pipe, status pipe); its host PID."""
@@ -229,6 +325,7 @@ class Zygote:
         if self.process.poll() is None:
             self.process.kill()
             self.process.wait()
+        remove_tree(self.scratch)
 
 
 class Pool:
@@ -295,6 +392,7 @@ class Worker:
             self._root = tempfile.mkdtemp(prefix="grading-root-")
             request = {"folder": str(folder), "root": self._root, "home": SANDBOX_HOME,
                        "cgroups": [str(d) for d in self.group.dirs], "rlimits": rlimits(limits, False),
+                       "disk_bytes": limits.disk_bytes, "files": folder_files(folder),
                        "environment": clean_environment(SANDBOX_HOME), "hidden": list(hidden),
                        "hidden_paths": list(hidden_paths(tuple(hidden))), "unavailable": str(UNAVAILABLE),
                        "seccomp": (seccomp_program() or b"").hex(), "link": bool(link)}
@@ -308,7 +406,7 @@ class Worker:
             link_args = [json.dumps(list(link))] if link else []
             filter_fd = seccomp_pipe() if sandboxed else None
             if sandboxed:
-                command = bwrap_command(folder, python_args, tuple(hidden), filter_fd) + link_args
+                command = bwrap_command(folder, python_args, tuple(hidden), limits.disk_bytes, filter_fd) + link_args
                 home = SANDBOX_HOME
             else:  # the worker's own finder is then all that refuses the hidden modules
                 command = [sys.executable, "-I", str(WORKER), *python_args, json.dumps(list(hidden)), *link_args]
@@ -324,7 +422,7 @@ class Worker:
                     os.close(filter_fd)
         os.close(to_worker)
         os.close(from_worker)
-        self._buffer, self._seq, self._start = b"", "0", None
+        self._lines, self._seq, self._start = Lines(MAX_REPLY), "0", None
         try:
             self.ask(None, timeout=120)  # the ready message, after the worker's imports
         except WorkerFailure as failure:  # no submission code has run yet: this one is ours
@@ -368,7 +466,8 @@ class Worker:
         """Send `request` (None: only wait for the ready message) and return its reply, or raise
         WorkerFailure. `timeout` counts CPU time where the control group counts it (see
         WALL_FACTOR). Lines on the reply pipe that are not this request's reply (the submission
-        can write there too) are skipped."""
+        can write there too: forgeries, garbage, lines too long or too deep to be a reply) are
+        skipped."""
         # A fresh random tag per request: a reply the submission forges blindly never matches.
         self._seq = secrets.token_hex(8) if request is not None else "0"
         since = self._clock()
@@ -389,23 +488,20 @@ class Worker:
                 return reply
 
     def _next_line(self, since, timeout):
-        while b"\n" not in self._buffer:
-            if not select.select([self._replies], [], [], POLL_SECONDS)[0]:
-                why = self._over(since, timeout)
-                if why:
-                    raise WorkerFailure("timeout", why)
+        """The next line of the reply pipe as parse_reply gives it: never more than MAX_REPLY
+        bytes of one line are held, however much the submission writes."""
+        while not self._lines.ready:
+            readable = select.select([self._replies], [], [], POLL_SECONDS)[0]
+            why = self._over(since, timeout)  # also while a flood keeps the pipe readable
+            if why:
+                raise WorkerFailure("timeout", why)
+            if not readable:
                 continue
             chunk = os.read(self._replies, 1 << 20)
             if not chunk:
                 raise self._died()
-            self._buffer += chunk
-            if len(self._buffer) > MAX_REPLY:
-                raise WorkerFailure("protocol", "too much was written to the grader's reply pipe")
-        line, self._buffer = self._buffer.split(b"\n", 1)
-        try:
-            return json.loads(line)
-        except ValueError:
-            return None
+            self._lines.feed(chunk)
+        return parse_reply(self._lines.next())
 
     def _died(self):
         try:

@@ -12,7 +12,9 @@ Requests:  {"op": "run", "source": ...}                     execute a cell
                                                             for want of a hidden module
            {"op": "probe", "source": ..., "args": {...}}   define probe(), call probe(**args)
 Every request carries a random tag `seq` that its reply repeats, so the grader can tell its
-replies from anything else written to OUT.
+replies from anything else written to OUT. A reply is one line of at most MAX_REPLY bytes (one
+that would be longer is sent as an error instead), nested at most REPLY_NESTING deep; the grader
+takes nothing longer or deeper for a reply.
 
 A worker may be started without some top-level modules (HIDDEN, a JSON list after the two file
 descriptors): importing them fails. The sandbox hides their files too, so this finder only
@@ -23,6 +25,7 @@ marked `unavailable` in its reply, so the feedback can say that the code needed 
 import ast
 import base64
 import json
+import math
 import os
 import sys
 
@@ -33,9 +36,20 @@ _ndarray, _generic, _float64 = numpy.ndarray, numpy.generic, numpy.float64
 _dumps, _loads, _b64encode, _b64decode = json.dumps, json.loads, base64.b64encode, base64.b64decode
 _write, _read = os.write, os.read
 _isinstance, _type, _str, _dict, _exec, _compile = isinstance, type, str, dict, exec, compile
-_asarray = numpy.asarray
+_asarray, _prod = numpy.asarray, math.prod
 _PLAIN = (bool, int, float, str, type(None))
 _MAX_ITEMS = 10000
+# The largest replies of the labs' solved notebooks are under 0.25 MB (scalar_engine's, 248 kB;
+# pt03_autodiff's 194 kB, tensor_engine's 51 kB, measured by grading each); 8 MiB leaves room
+# for 30 times that, while what the grader's JSON parser makes of a hostile line of that size
+# stays within a few hundred MB.
+MAX_REPLY = 8 << 20
+# encode() descends through at most 6 containers, 3 JSON levels each (a dict's object, its items
+# and a pair); with the reply around them and an array's shape at the bottom, 21. Deeper is forged.
+REPLY_NESTING = 32
+# Feedback quotes what a submission chose to say (its exception messages) only this far.
+QUOTED = 160
+_MAX_DIMENSIONS = 32
 
 
 def encode(value, depth=0):
@@ -74,13 +88,14 @@ class Opaque:
 
 
 def decode(value):
-    """The inverse of encode: arguments in the worker, replies in the grader."""
+    """The inverse of encode: arguments in the worker, replies in the grader. A reply is
+    whatever the submission managed to write, so anything but what encode makes (an array whose
+    dtype is not a plain number, whose shape disagrees with its data) is a ValueError."""
     kind = value["kind"]
     if kind in ("ndarray", "scalar"):
         if value.get("data") is None:
-            return Opaque(f"a {kind} of dtype {value['dtype']}")
-        flat = numpy.frombuffer(_b64decode(value["data"]), dtype=_float64)
-        array = flat.astype(numpy.dtype(value["dtype"])).reshape(value.get("shape", ()))
+            return Opaque(f"a {kind} of dtype {_str(value['dtype'])[:20]}")
+        array = _array(value["dtype"], value.get("shape", ()), value["data"])
         return array if kind == "ndarray" else array[()]
     if kind == "float":
         return float.fromhex(value["hex"])
@@ -90,8 +105,20 @@ def decode(value):
     if kind == "dict":
         return {_hashable(decode(k)): decode(v) for k, v in value["items"]}
     if kind == "object":
-        return Opaque(f"an object of type {value['type']}")
+        return Opaque(f"an object of type {_str(value['type'])[:80]}")
     return value["value"]
+
+
+def _array(dtype, shape, data):
+    """The array encode described, checked before anything is allocated for it."""
+    dtype = numpy.dtype(dtype)
+    if dtype.kind not in "biuf" or dtype.shape != () or dtype.itemsize > 16:
+        raise ValueError(f"an array of dtype {dtype.str[:20]} is not one encode() sends")
+    flat = numpy.frombuffer(_b64decode(data), dtype=_float64)
+    if (_type(shape) is not list and shape != ()) or len(shape) > _MAX_DIMENSIONS or any(
+            _type(n) is not int or n < 0 for n in shape) or _prod(shape) != flat.size:
+        raise ValueError(f"an array's shape ({_str(shape)[:80]}) does not fit its {flat.size} values")
+    return flat.astype(dtype).reshape(shape)
 
 
 def _hashable(key):
@@ -106,7 +133,7 @@ def describe_error(error):
     base = next((k for k in kind.__mro__ if k.__module__ == "builtins"), BaseException)
     name = base.__name__ if kind is base else f"{base.__name__} ({_str(kind.__qualname__)})"
     trusted = kind is base or _str(kind.__module__).split(".")[0] in ("numpy", "torch")
-    return {"error": name, "message": _str(error)[:1000] if trusted else ""}
+    return {"error": name, "message": _str(error)[:QUOTED + 1] if trusted else ""}
 
 
 class Unavailable:
@@ -199,6 +226,9 @@ class Channel:
     def send(self, reply, seq):
         reply["seq"] = seq
         data = (_dumps(reply) + "\n").encode()
+        if len(data) > MAX_REPLY:  # the grader would take it for garbage and wait for the real one
+            data = (_dumps({"error": "ReplyTooLarge", "seq": seq, "message": f"the answer takes {len(data)} bytes "
+                            f"as a reply; the grader reads at most {MAX_REPLY}"}) + "\n").encode()
         while data:
             data = data[_write(self.fd_out, data):]
 

@@ -9,10 +9,10 @@ them by name.
 
 Each fork builds its own sandbox the way bubblewrap does: new mount, PID, network, IPC and
 host-name namespaces; a root of its own holding the system, the Python installation and the
-submission's folder (read-only but for that folder and a private /tmp); the user `nobody`;
-no new privileges; limits; a seccomp filter refusing the calls that could carry data between
-workers (autograder/seccomp.py); only its two pipes open; fresh random seeds. The worker's code is
-worker.py's, as in the cold path. Nothing of the grader but worker.py is imported here.
+submission's data (read-only but for its working folder and a private /tmp, tmpfs of capped
+size); the user `nobody`; no new privileges; limits; a seccomp filter refusing the calls that
+could carry data between workers (autograder/seccomp.py); only its two pipes open; fresh random
+seeds. The worker's code is worker.py's, as in the cold path. Nothing of the grader but worker.py is imported here.
 
 Protocol on CONTROL_FD (a Unix socket): the grader sends one JSON line with three file
 descriptors attached (the worker's request pipe, its reply pipe, and a status pipe on which the
@@ -71,13 +71,15 @@ def bind(host_path, new_root, follow=False):
     mount(None, target, None, MS_BIND | MS_REMOUNT | MS_NOSUID | MS_RDONLY)
 
 
-def build_root(new_root, folder, home, hidden_paths=(), unavailable=None):
-    """The worker's file system: what bwrap_command in sandbox.py exposes, at the same paths."""
+def build_root(new_root, folder, home, hidden_paths=(), unavailable=None, *, files, disk_bytes):
+    """The worker's file system: what bwrap_command in sandbox.py exposes, at the same paths:
+    /tmp and `home` are tmpfs of `disk_bytes` each, and `files` (relative to `folder`) are
+    mounted read-only at the same places below `home`."""
     mount(None, "/", None, MS_REC | MS_PRIVATE)
     mount("tmpfs", new_root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755")
     # The private /tmp comes first: later mounts may lie below it (a checkout in /tmp).
     (new_root / "tmp").mkdir()
-    mount("tmpfs", new_root / "tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
+    mount("tmpfs", new_root / "tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777,size={disk_bytes}")
     for path in ("/usr", "/bin", "/lib", "/lib64", "/sbin", "/etc"):
         if os.path.lexists(path):
             bind(Path(path), new_root)
@@ -94,7 +96,10 @@ def build_root(new_root, folder, home, hidden_paths=(), unavailable=None):
         (new_root / "dev" / device).touch()
         mount(f"/dev/{device}", new_root / "dev" / device, None, MS_BIND)
     (new_root / home.lstrip("/")).mkdir(parents=True)
-    mount(str(folder), new_root / home.lstrip("/"), None, MS_BIND)
+    mount("tmpfs", new_root / home.lstrip("/"), "tmpfs", MS_NOSUID | MS_NODEV,
+          f"mode=0755,uid={NOBODY},gid={NOBODY},size={disk_bytes}")
+    for relative in files:
+        place_read_only(Path(folder, relative), new_root / home.lstrip("/"), relative)
     (new_root / "proc").mkdir(exist_ok=True)
     old = new_root / "old-root"
     old.mkdir()
@@ -104,6 +109,18 @@ def build_root(new_root, folder, home, hidden_paths=(), unavailable=None):
     mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV)
     check(libc.umount2(b"/old-root", MNT_DETACH), "umount old root")
     os.rmdir("/old-root")
+
+
+def place_read_only(source, home, relative):
+    """Mount the file `source` read-only at `relative` below `home`, in folders the worker owns."""
+    target = home / relative
+    for folder in reversed(Path(relative).parents[:-1]):
+        if not (home / folder).exists():
+            (home / folder).mkdir()
+            os.chown(home / folder, NOBODY, NOBODY)
+    target.touch()
+    mount(str(source), target, None, MS_BIND)
+    mount(None, target, None, MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NODEV | MS_RDONLY)
 
 
 def become_worker(request, fds):
@@ -123,7 +140,7 @@ def become_worker(request, fds):
     if os.fork():
         os._exit(0)  # the init below carries on in the new namespaces
     build_root(Path(request["root"]), request["folder"], request["home"], request["hidden_paths"],
-               request["unavailable"])
+               request["unavailable"], files=request["files"], disk_bytes=request["disk_bytes"])
     socket.sethostname("grader")
     worker = os.fork()
     if worker:

@@ -6,9 +6,10 @@ aim at the machine rather than the score; they must leave no trace on it.
 
 A lab's corpus is every generic attack (generic.py and channels.py, written in terms of any lab), the answers
 that hand their work to PyTorch (delegation.py: one from the lab's policy, and real ones for
-pt03_autodiff), the attacks through the batch folder's links, pipes and names (files.py), and
-the attacks written for that lab alone (SPECIFIC: pt03.py for pt03_autodiff). The expected
-scores come from the lab's activities, points and policy.
+pt03_autodiff), the attacks through the batch folder's links, pipes and names (files.py), the
+faults that must cost no more than their own activity (faults.py), and the attacks written for
+that lab alone (SPECIFIC: pt03.py for pt03_autodiff). The expected scores come from the lab's
+activities, points and policy.
 
     python -m tests.adversarial.corpus [--lab NAME]    grade the corpus of each lab (or of NAME)
                                                        with a solved control, print the table
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import nbformat
 
-from tests.adversarial import channels, delegation, files, generic, pt03
+from tests.adversarial import channels, delegation, faults, files, generic, pt03
 from tests.helpers import CELL_TIMEOUT, ROOT
 SPECIFIC = {pt03.LAB: pt03.attacks}  # lab name -> (lab) -> [Attack] that make sense for it alone
 
@@ -34,7 +35,7 @@ def own_attacks(lab):
 def attacks(lab):
     """The corpus of `lab`: the generic attacks, then its own. Names are unique."""
     made = generic.attacks(lab) + channels.attacks(lab) + delegation.attacks(lab) + files.attacks(lab) + \
-        own_attacks(lab)
+        faults.attacks(lab) + own_attacks(lab)
     names = [attack.name for attack in made]
     assert len(names) == len(set(names)), f"attack names repeat in the corpus of {lab.name}"
     return made
