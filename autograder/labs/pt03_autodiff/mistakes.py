@@ -474,6 +474,21 @@ def grad(function):
         return np.ravel(backward(out).get(leaf, np.zeros(leaf.value.shape)))
     return gradient
 """),
+    Mistake("B", "grad by central differences of the forward pass, one pass per input", "reverse mode", """
+def grad(function, h=1e-6):
+    def gradient(x):
+        x = np.asarray(x, dtype=np.float64)
+        if as_tensor(function(Tensor(x))).value.shape != ():
+            raise ValueError("grad needs a scalar result")
+        slopes = np.zeros(x.shape)
+        for index in np.ndindex(*x.shape):
+            up, down = x.copy(), x.copy()
+            up[index] += h
+            down[index] -= h
+            slopes[index] = (as_tensor(function(Tensor(up))).value - as_tensor(function(Tensor(down))).value) / (2 * h)
+        return slopes
+    return gradient
+"""),
     Mistake("B", "tests the result's size instead of its shape: a (1,) result passes", "ValueError", """
 def grad(function):
     def gradient(x):
@@ -517,6 +532,19 @@ def jacobian(function, value):
         seed[j] = 1.0
         rows.append(backward(out, seed.reshape(out.value.shape)).get(leaf, np.zeros(leaf.value.shape)))
     return np.array(rows).reshape(out.value.shape + leaf.value.shape)
+"""),
+    Mistake("C", "jacobian by central differences of the forward pass, one pass per input", "reverse mode", """
+def jacobian(function, value, h=1e-6):
+    x = np.asarray(value, dtype=np.float64)
+    out = as_tensor(function(Tensor(x))).value
+    found = np.zeros(np.shape(out) + x.shape)
+    for index in np.ndindex(*x.shape):
+        up, down = x.copy(), x.copy()
+        up[index] += h
+        down[index] -= h
+        rise = as_tensor(function(Tensor(up))).value - as_tensor(function(Tensor(down))).value
+        found[(Ellipsis, *index)] = rise / (2 * h)
+    return found
 """),
     Mistake("C", "fails for a function that ignores its input", "const", """
 def jacobian(function, value):

@@ -896,6 +896,63 @@ def jacobian_case(title, expression, x, constants):
     return Case("C", setting, "jacobian", {"expression": expression, "x": x, "constants": constants}, judge)
 
 
+# Forward mode is the method C teaches, so two cases only it can finish: a JVP of a function of
+# WIDE inputs and as many outputs (reverse mode needs one backward pass per output), and the
+# Jacobian of a function of one input and WIDE outputs (one JVP, against one backward pass per
+# output). Either takes a few passes over WIDE numbers forward and about WIDE^2 operations, hours,
+# in reverse. Their inputs are drawn in the sandbox from a seed (probes._drawn), as the grader
+# draws them here, rather than sent. The judge allows 1e-13 of the largest entry: a dual number
+# is exact to rounding, a finite difference of the forward pass misses by 1e-10 at best.
+WIDE = 500_000
+METHOD_FORWARD = {
+    "jvp": ("(x * C).exp() * D + x * x", {"x": (WIDE,), "u": (WIDE,), "C": (WIDE,), "D": (WIDE,)}),
+    "jacobian_fwd": ("(x * C).exp() + x * D", {"x": (1,), "C": (WIDE,), "D": (WIDE,)}),
+}
+EXACT = 1e-13
+
+
+def drawn(seed, shapes):
+    """probes._drawn, here: the same arrays from the same seed."""
+    generator = np.random.default_rng(seed)
+    return {name: generator.standard_normal(shape) for name, shape in shapes.items()}
+
+
+def exact_problem(got, want, quantity):
+    """array_problem within EXACT of the largest entry: only an exact method gets there."""
+    scale = max(1.0, float(np.max(np.abs(want))))
+    return array_problem(got, want, quantity, atol=EXACT * scale, rtol=0.0)
+
+
+def method_tangent_case(expression, shapes, seed):
+    arrays = drawn(seed, shapes)
+    x, u = arrays.pop("x"), arrays.pop("u")
+    value, slope = (t.numpy() for t in torch.func.jvp(torch_function(expression, arrays), (torch.tensor(x),),
+                                                       (torch.tensor(u),)))
+    setting = (f"jvp of f(x) = {expression} at x of shape {shape_text(x.shape)}, f(x) of the same shape: "
+               "one forward pass (reverse mode would need one backward pass per output)")
+
+    def judge(answer):
+        return first_problem(array_problem(answer["value"], value, f"{setting}: the value f(x)"),
+                             exact_problem(answer["tangent"], slope, f"{setting}: the tangent along u, to "
+                                           f"{number(EXACT)} (dual numbers are exact; finite differences are not)"))
+
+    return Case("C", setting, "tangent_drawn", {"expression": expression, "seed": seed, "shapes": shapes}, judge)
+
+
+def method_jacobian_case(expression, shapes, seed):
+    arrays = drawn(seed, shapes)
+    x = arrays.pop("x")
+    want = torch.func.jacfwd(torch_function(expression, arrays))(torch.tensor(x)).numpy()
+    setting = (f"jacobian_fwd of f(x) = {expression} at x of shape {shape_text(x.shape)}, f(x) of shape "
+               f"({WIDE},): one JVP per input entry (reverse mode would need one backward pass per output)")
+
+    def judge(answer):
+        return exact_problem(answer["jacobian"], want, f"{setting}: the Jacobian, to {number(EXACT)} (dual numbers "
+                             "are exact; finite differences are not)")
+
+    return Case("C", setting, "jacobian_drawn", {"expression": expression, "seed": seed, "shapes": shapes}, judge)
+
+
 def cases_c(rng):
     cases = []
     for title, (expression, shape, shapes) in FORWARD.items():
@@ -903,7 +960,9 @@ def cases_c(rng):
         x = rng.normal(size=shape)
         cases.append(tangent_case(title, expression, x, constants, rng.normal(size=shape)))
         cases.append(jacobian_case(title, expression, x, constants))
-    return cases
+    (jvp_expression, jvp_shapes), (jacobian_expression, jacobian_shapes) = METHOD_FORWARD.values()
+    return cases + [method_tangent_case(jvp_expression, jvp_shapes, int(rng.integers(2**31))),
+                    method_jacobian_case(jacobian_expression, jacobian_shapes, int(rng.integers(2**31)))]
 
 
 # ---------------------------------------------------------------- D: double backprop
@@ -953,7 +1012,11 @@ def gradient_case(title, expression, x, constants):
 
 
 # The central difference of the gradient along v, with this step, is within about 1e-9 of the
-# Hessian times v for these functions; the judge allows 1e-6.
+# Hessian times v for these functions; it only tells a failed case's two halves apart. The judge
+# allows 1e-13 of the largest entry (double backprop is exact to about 1e-16; the best central
+# difference of the student's own gradient, at any step, misses these functions by 1e-12 or
+# more, the cubic aside, whose gradient a central difference reproduces exactly), and Newton
+# steps, solved from those products, 1e-12.
 HVP_STEP = 1e-5
 
 
@@ -962,8 +1025,9 @@ def hvp_case(title, expression, x, constants, v):
     setting = f"hvp of f(x) = {expression} ({title}) at x of shape {shape_text(x.shape)}"
 
     def judge(answer):
-        problem = array_problem(answer["result"], want.numpy(), f"{setting}: the Hessian times v "
-                                "(torch.autograd.functional.hvp)", atol=1e-8, rtol=1e-8)
+        problem = exact_problem(answer["result"], want.numpy(), f"{setting}: the Hessian times v, to "
+                                f"{number(EXACT)} (torch.autograd.functional.hvp; double backprop is exact, "
+                                "differences of the gradient are not)")
         if problem is None:
             return None
         # Tell the two halves apart: a wrong gradient, or a wrong second backward pass.
@@ -987,9 +1051,52 @@ def newton_case(title, expression, x, constants):
 
     def judge(answer):
         return array_problem(answer["result"], want, f"{setting}: x - H^-1 grad f(x) (torch.linalg.solve with "
-                             "the Hessian)", atol=1e-8, rtol=1e-8)
+                             "the Hessian)", atol=1e-12 * max(1.0, float(np.max(np.abs(want)))), rtol=0.0)
 
     return Case("D", setting, "newton", {"expression": expression, "x": x, "constants": constants}, judge)
+
+
+# vjp_tensor, probed on its own: one node of every label it must know (two-parent operations
+# with broadcasting, the matrix product, the transpose, both sums, exp, log and relu at mixed
+# signs). Its contributions must equal PyTorch's, and, being built from Tensor operations, carry
+# a graph: the engine's backward from a weighted sum of them must give PyTorch's second-order
+# gradients for the node's inputs and for g (create_graph=True). 9 cases.
+VJP_NODES = {"+ with a broadcast row": ("a + b", {"a": (2, 3), "b": (3,)}),
+             "* with a broadcast column": ("a * b", {"a": (3, 1), "b": (3, 4)}),
+             "@": ("a @ b", {"a": (2, 3), "b": (3, 4)}), "T": ("a.T", {"a": (2, 3)}),
+             "sum over everything": ("a.sum()", {"a": (2, 3)}),
+             "sum with keepdims": ("a.sum(axis=1, keepdims=True)", {"a": (3, 2)}),
+             "exp": ("a.exp()", {"a": (2, 2)}), "log": ("a.log()", {"a": (2, 3)}), "relu": ("a.relu()", {"a": (3, 3)})}
+
+
+def vjp_case(title, expression, leaves, rng):
+    twins = {name: t64(value) for name, value in leaves.items()}
+    node = eval(expression, {}, dict(twins))
+    g = t64(rng.normal(size=tuple(node.shape)))
+    parts = torch.autograd.grad(node, list(twins.values()), g, create_graph=True)
+    weights = [rng.normal(size=tuple(part.shape)) for part in parts]
+    total = sum((part * t64(w, grad=False)).sum() for part, w in zip(parts, weights))
+    inputs = [*twins.values(), g]
+    seconds = [np.zeros(tuple(t.shape)) if d is None else d.numpy()
+               for t, d in zip(inputs, torch.autograd.grad(total, inputs, allow_unused=True))] \
+        if total.requires_grad else [np.zeros(tuple(t.shape)) for t in inputs]
+    wanted = [part.detach().numpy() for part in parts]
+    names = list(leaves)
+    setting = f"vjp_tensor on a {title} node, {expression}, with a random g"
+
+    def judge(answer):
+        if answer["kind"] != "list":
+            return f"{setting}: expected a list of Tensors, one per parent, got a {answer['kind']}"
+        if len(answer["datas"]) != len(wanted):
+            return f"{setting}: expected {plural(len(wanted), 'contribution')}, one per parent, got {len(answer['datas'])}"
+        return first_problem(
+            *(array_problem(d, w, f"{setting}: the contribution to {n}") for d, w, n in zip(answer["datas"], wanted, names)),
+            *(array_problem(got, want, f"{setting}: the gradient of a weighted sum of the contributions with respect "
+                            f"to {n} (build them from Tensor operations of g, the node and its parents)")
+              for got, want, n in zip([*answer["grads"], answer["g_grad"]], seconds, [*names, "g"])))
+
+    return Case("D", setting, "contributions", {"expression": expression, "leaves": leaves, "g": g.detach().numpy(),
+                                                "weights": weights}, judge)
 
 
 def cases_d(rng):
@@ -1000,6 +1107,11 @@ def cases_d(rng):
         cases += [gradient_case(title, expression, x, constants),
                   hvp_case(title, expression, x, constants, rng.normal(size=shape)),
                   newton_case(title, expression, x, constants)]
+    for title, (expression, shapes) in VJP_NODES.items():
+        leaves = {name: rng.normal(size=shape) for name, shape in shapes.items()}
+        if expression == "a.log()":
+            leaves["a"] = np.abs(leaves["a"]) + 0.2
+        cases.append(vjp_case(title, expression, leaves, rng))
     return cases
 
 
