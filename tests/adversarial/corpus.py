@@ -7,7 +7,8 @@ aim at the machine rather than the score; they must leave no trace on it.
 A lab's corpus is every generic attack (generic.py, written in terms of any lab), the answers
 that hand their work to PyTorch (delegation.py: one from the lab's policy, and real ones for
 pt03_autodiff), and the attacks written for that lab alone (SPECIFIC: pt03.py for
-pt03_autodiff). The expected scores come from the lab's activities, points and policy.
+pt03_autodiff; methods.py, on what a hidden check certifies, for pt03_autodiff and
+tensor_engine). The expected scores come from the lab's activities, points and policy.
 
     python -m tests.adversarial.corpus [--lab NAME]    grade the corpus of each lab (or of NAME)
                                                        with a solved control, print the table
@@ -20,14 +21,15 @@ from pathlib import Path
 
 import nbformat
 
-from tests.adversarial import delegation, generic, pt03
+from tests.adversarial import delegation, generic, methods, pt03
 from tests.helpers import CELL_TIMEOUT, ROOT
-SPECIFIC = {pt03.LAB: pt03.attacks}  # lab name -> (lab) -> [Attack] that make sense for it alone
+# lab name -> the functions (lab) -> [Attack] of the attacks that make sense for it alone
+SPECIFIC = {pt03.LAB: (pt03.attacks, methods.pt03_attacks), methods.TENSOR: (methods.tensor_attacks,)}
 
 
 def own_attacks(lab):
-    """The attacks written for `lab` alone (none for most labs)."""
-    return SPECIFIC[lab.name](lab) if lab.name in SPECIFIC else []
+    """The attacks written for `lab` alone (none for some labs)."""
+    return [attack for made in SPECIFIC.get(lab.name, ()) for attack in made(lab)]
 
 
 def attacks(lab):

@@ -533,19 +533,6 @@ def jacobian(function, value):
         rows.append(backward(out, seed.reshape(out.value.shape)).get(leaf, np.zeros(leaf.value.shape)))
     return np.array(rows).reshape(out.value.shape + leaf.value.shape)
 """),
-    Mistake("C", "jacobian by central differences of the forward pass, one pass per input", "reverse mode", """
-def jacobian(function, value, h=1e-6):
-    x = np.asarray(value, dtype=np.float64)
-    out = as_tensor(function(Tensor(x))).value
-    found = np.zeros(np.shape(out) + x.shape)
-    for index in np.ndindex(*x.shape):
-        up, down = x.copy(), x.copy()
-        up[index] += h
-        down[index] -= h
-        rise = as_tensor(function(Tensor(up))).value - as_tensor(function(Tensor(down))).value
-        found[(Ellipsis, *index)] = rise / (2 * h)
-    return found
-"""),
     Mistake("C", "fails for a function that ignores its input", "const", """
 def jacobian(function, value):
     leaf = Tensor(value)

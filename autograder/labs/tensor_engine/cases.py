@@ -5,7 +5,8 @@ matter for it, named in the module-level dicts below, one dict per factor, with 
 each factor is for and how many cases the product makes. The inputs differ from the visible
 checks' (other shapes, axes, seeds, graphs and networks). Expected values are computed here with
 PyTorch in float64 (or, for a finite difference with a given step, with the same difference
-computed here) and never enter the sandbox. Every case is small: the whole set runs in seconds.
+computed here) and never enter the sandbox. Nearly every case is small; the two of forward mode
+on WIDE entries are large by design, and still take a fraction of a second done as taught.
 """
 import re
 from functools import cache

@@ -545,7 +545,7 @@ def jacobian_fwd(f, x):
     out_shape = np.shape(jvp(f, x, np.zeros(x.shape))[0])
     return np.array(rows).reshape(out_shape + x.shape)
 """),
-    Mistake("C", "jacobian_fwd by reverse mode, one backward pass per output", "reverse mode", """
+    Mistake("C", "jacobian_fwd by reverse mode, one backward pass per output", "jacobian_fwd", """
 def jacobian_fwd(f, x):
     x = np.asarray(x, dtype=np.float64)
     shape = np.shape(f(Tensor(x)).data)
@@ -557,12 +557,6 @@ def jacobian_fwd(f, x):
         backward((f(leaf) * seed).sum())
         rows.append(leaf.grad.copy())
     return np.array(rows).reshape(shape + x.shape)
-"""),
-    Mistake("C", "jvp by central differences of the forward pass", "tangent", """
-def jvp(f, x, u, h=1e-6):
-    value = as_dual(f(Dual(x, 0.0))).value
-    up, down = as_dual(f(Dual(x + h * u, 0.0))).value, as_dual(f(Dual(x - h * u, 0.0))).value
-    return value, (up - down) / (2 * h)
 """),
     # ------------------------------------------------------------------ D
     Mistake("D", "grad ignores create_graph and always returns detached values", "hvp",
@@ -577,17 +571,9 @@ def jvp(f, x, u, h=1e-6):
             variant(GRAD, "grads[id(parent)] + part if id(parent) in grads else part", "part")),
     Mistake("D", "newton_step adds the Newton direction instead of subtracting it", "newton_step",
             variant(reference_function("tensor_engine", "newton_step"), "return x - ", "return x + ")),
-    Mistake("D", "hvp by central differences of the student's own gradient", "Hessian times v", """
-def hvp(f, x, v, h=1e-5):
-    def slope(point):
-        leaf = Tensor(point)
-        return grad(f(leaf), [leaf])[0].data
-    return (slope(x + h * v) - slope(x - h * v)) / (2 * h)
-"""),
-    Mistake("D", "vjp_tensor builds its contributions from plain arrays, so they record nothing", "vjp_tensor",
+    Mistake("D", "vjp_tensor starts from a copy of g's data, so the contributions forget how g was made", "hvp",
             variant(VJP_TENSOR, "    a, b = (node._prev + (None,))[:2]\n",
-                    "    return [Tensor(c.data) for c in _recorded_vjp(node, g)]\n\n\n"
-                    "def _recorded_vjp(node, g):\n    a, b = (node._prev + (None,))[:2]\n")),
+                    "    g = Tensor(g.data)\n    a, b = (node._prev + (None,))[:2]\n")),
     # ------------------------------------------------------------------ E
     Mistake("E", "conv2d's x gradient keeps the padded border", "x.grad",
             variant(CONV2D, "x.grad += grad_padded[:, :, padding:padding + height, padding:padding + width]",
