@@ -103,9 +103,19 @@ def run_catalogue(lab_name, options, jobs, visible=True, only=None):
         return _run_catalogue(grading_for(lab_name), options, jobs, visible, only)
 
 
+def run_variants(lab_name, mistakes, options, jobs):
+    """A Row per Mistake of `mistakes` (any wrong answers, not only the catalogue's), graded in
+    one batch without the visible checks."""
+    with warm(options) as options:
+        return _run_mistakes(grading_for(lab_name).lab, mistakes, options, jobs, False)
+
+
 def _run_catalogue(grading, options, jobs, visible, only):
-    lab = grading.lab
     mistakes = [m for m in grading.mistakes if only is None or m.description in only]
+    return _run_mistakes(grading.lab, mistakes, options, jobs, visible)
+
+
+def _run_mistakes(lab, mistakes, options, jobs, visible):
     solved = solved_notebook(lab, student_notebook(lab))
     answers = [patched(lab.activities[m.activity].reference.source, m.code) for m in mistakes]
     with tempfile.TemporaryDirectory() as scratch:

@@ -267,6 +267,19 @@ class Sessions:
             self.current.release()
 
 
+def judged(case, reply):
+    """The judge's verdict on a probe's reply. What a probe observed left the sandbox as it was
+    made; a count other than the probe makes means something else wrote on the reply pipe or
+    kept the probe from writing, so the case fails."""
+    observed = reply.get("observations", [])
+    if len(observed) != case.observations:
+        return (f"{case.title}: the grader received {plural(len(observed), 'observation')} where its probe makes "
+                f"{case.observations}; something in the submission tampered with the grader's probe")
+    if not case.observations:
+        return case.judge(decode(reply["value"]))
+    return case.judge(decode(reply["value"]), [decode(item) for item in observed])
+
+
 def judge_activity(session, probes, cases, quiet=False):
     """The Outcome of one activity's hidden cases. Every case is run, so the feedback can say
     how many failed; a case that stops the worker ends the activity. `quiet` keeps the
@@ -287,7 +300,7 @@ def judge_activity(session, probes, cases, quiet=False):
             continue
         try:
             with session.clock.phase("judge"):
-                problem = case.judge(decode(reply["value"]))
+                problem = judged(case, reply)
         except Exception:  # a reply the judge cannot read is a wrong answer, never a crash
             problem = f"{case.title}: returned something the grader could not read"
         if problem:

@@ -467,7 +467,8 @@ class Worker:
         WorkerFailure. `timeout` counts CPU time where the control group counts it (see
         WALL_FACTOR). Lines on the reply pipe that are not this request's reply (the submission
         can write there too: forgeries, garbage, lines too long or too deep to be a reply) are
-        skipped."""
+        skipped; the request's observations, written before its reply, come back in order as the
+        reply's "observations"."""
         # A fresh random tag per request: a reply the submission forges blindly never matches.
         self._seq = secrets.token_hex(8) if request is not None else "0"
         since = self._clock()
@@ -482,9 +483,14 @@ class Worker:
                     data = data[os.write(self._requests, data[:1 << 16]):]
             except BrokenPipeError:
                 raise self._died() from None
+        observations = []  # a probe's observations come before its reply (worker.py)
         while True:
             reply = self._next_line(since, timeout)
             if isinstance(reply, dict) and reply.get("seq") == self._seq:
+                if "observation" in reply:
+                    observations.append(reply["observation"])
+                    continue
+                reply["observations"] = observations
                 return reply
 
     def _next_line(self, since, timeout):

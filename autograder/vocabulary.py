@@ -2,8 +2,9 @@
 comparisons its judges share.
 
 A lab's ``cases.py`` builds Cases: a question for the submission (a probe function of the lab's
-``probes.py`` and its keyword arguments) with a judge that receives the decoded answer and
-returns ``None`` or a sentence the student can act on. Judges run in the grader's process with
+``probes.py`` and its keyword arguments) with a judge that receives the decoded answer (and,
+for a probe that observes as it goes, the list of its observations) and returns ``None`` or a
+sentence the student can act on. Judges run in the grader's process with
 the grader's own expected values. A lab's ``mistakes.py`` lists Mistakes: wrong answers the
 checks must catch. Both the labs and the grader's runners import this module; labs import
 nothing else of the grader.
@@ -24,7 +25,11 @@ class Case:
     title: str  # what was asked, in the student's terms: "matmul_vjp with a (3, 4) and b (4,)"
     probe: str  # a function of the lab's probes.py
     args: dict
-    judge: Callable[[object], str | None]
+    judge: Callable[..., str | None]
+    # How many times the probe calls `_observe` (worker.py): each observation leaves the sandbox
+    # the moment it is made. A case with observations has its judge called as
+    # judge(answer, observations); a reply with another count fails the case as tampered.
+    observations: int = 0
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,11 @@ Every request carries a random tag `seq` that its reply repeats, so the grader c
 replies from anything else written to OUT. A reply is one line of at most MAX_REPLY bytes (one
 that would be longer is sent as an error instead), nested at most REPLY_NESTING deep; the grader
 takes nothing longer or deeper for a reply.
+While a probe runs, it may also call `_observe(value)`
+(a name of its scope): the value is encoded and written to OUT at once, as
+{"observation": ..., "seq": ...}, before any more of the submission's code runs, so nothing the
+submission does later in the probe can change what was seen. The grader collects a request's
+observations in order, with its reply.
 
 A worker may be started without some top-level modules (HIDDEN, a JSON list after the two file
 descriptors): importing them fails. The sandbox hides their files too, so this finder only
@@ -75,6 +80,21 @@ def encode(value, depth=0):
         return {"kind": "dict", "items": [[encode(k, depth + 1), encode(v, depth + 1)]
                                           for k, v in list(_dict.items(value))[:_MAX_ITEMS]]}
     return {"kind": "object", "type": _str(kind.__qualname__) if _type(kind.__qualname__) is str else "?"}
+
+
+def _observer_factory(write=_write, dumps=_dumps, describe=encode):
+    """Built at import: the observers it makes write with the functions of that moment, so a
+    submission that later patches json, os or this module's names does not reach them."""
+    def observer(fd, seq):
+        def observe(value):
+            data = (dumps({"observation": describe(value), "seq": seq}) + "\n").encode()
+            while data:
+                data = data[write(fd, data):]
+        return observe
+    return observer
+
+
+_observer = _observer_factory()
 
 
 class Opaque:
@@ -518,6 +538,7 @@ def main(fd_in, fd_out, hidden=(), link=None):
             sys.settrace(None)
             sys.setprofile(None)
             scope = _dict(shell.user_ns)
+            scope["_observe"] = _observer(fd_out, seq)
             try:
                 _exec(request["source"], scope)
                 answer = scope["probe"](**{k: decode(v) for k, v in request["args"].items()})

@@ -17,7 +17,8 @@ A lab named ``<lab>`` is
   ``probes.py``    functions the sandbox runs in the submission's namespace; every Case names
                    one of them and its keyword arguments. They return plain data, know no
                    expected value and judge nothing (the only file of the three a submission's
-                   process ever receives);
+                   process ever receives); what must be recorded before student code runs
+                   again goes out through ``_observe`` (a Case's ``observations``);
   ``mistakes.py``  ``MISTAKES = [Mistake, ...]``: plausible wrong answers, at least three per
                    activity, which the grader must catch (``python -m autograder mistakes``).
 

@@ -8,7 +8,8 @@ A lab's corpus is every generic attack (generic.py and channels.py, written in t
 that hand their work to PyTorch (delegation.py: one from the lab's policy, and real ones for
 pt03_autodiff), the attacks through the batch folder's links, pipes and names (files.py), the
 faults that must cost no more than their own activity (faults.py), and the attacks written for
-that lab alone (SPECIFIC: pt03.py for pt03_autodiff). The expected scores come from the lab's
+that lab alone (SPECIFIC: pt03.py for pt03_autodiff; methods.py, on what a hidden check
+certifies, for pt03_autodiff and tensor_engine). The expected scores come from the lab's
 activities, points and policy.
 
     python -m tests.adversarial.corpus [--lab NAME]    grade the corpus of each lab (or of NAME)
@@ -22,14 +23,15 @@ from pathlib import Path
 
 import nbformat
 
-from tests.adversarial import channels, delegation, faults, files, generic, pt03
+from tests.adversarial import channels, delegation, faults, files, generic, methods, pt03
 from tests.helpers import CELL_TIMEOUT, ROOT
-SPECIFIC = {pt03.LAB: pt03.attacks}  # lab name -> (lab) -> [Attack] that make sense for it alone
+# lab name -> the functions (lab) -> [Attack] of the attacks that make sense for it alone
+SPECIFIC = {pt03.LAB: (pt03.attacks, methods.pt03_attacks), methods.TENSOR: (methods.tensor_attacks,)}
 
 
 def own_attacks(lab):
-    """The attacks written for `lab` alone (none for most labs)."""
-    return SPECIFIC[lab.name](lab) if lab.name in SPECIFIC else []
+    """The attacks written for `lab` alone (none for some labs)."""
+    return [attack for made in SPECIFIC.get(lab.name, ()) for attack in made(lab)]
 
 
 def attacks(lab):

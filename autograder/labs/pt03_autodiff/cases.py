@@ -633,8 +633,9 @@ JACOBIAN_CONSTANTS = {("a scalar x", "a vector"): "const([3.0, 4.0, 5.0])",
                       ("a matrix x", "a scalar"): "const(7.0)"}
 
 
-def torch_function(expression):
-    return eval(f"lambda t: {expression}", {"const": lambda v: torch.tensor(v, dtype=torch.float64)})
+def torch_function(expression, constants=None):
+    named = {name: torch.tensor(value, dtype=torch.float64) for name, value in (constants or {}).items()}
+    return eval(f"lambda t: {expression}", {"const": lambda v: torch.tensor(v, dtype=torch.float64), **named})
 
 
 def grad_case(expression, x):
@@ -664,10 +665,46 @@ def grad_error_case(shape, x):
     return Case("B", title, "grad_error", {"expression": "t * t", "x": x}, judge)
 
 
+# Reverse mode is the method B and C teach, so one case each that only it can finish: a scalar
+# function (B) or a function with two outputs (C) of WIDE inputs. Reverse mode takes one backward
+# pass per output; differences of the forward pass take one pass per input, about WIDE^2
+# operations, hours against the 60 s a check may use. The inputs are drawn in the sandbox from a
+# seed (probes._drawn), as here, rather than sent. The judge allows EXACT of the largest entry:
+# reverse mode is exact to rounding; a difference quotient of any step misses by 1e-10 or more.
+WIDE = 500_000
+EXACT = 1e-13
+METHOD_GRAD = ("(t.tanh() * t).sum() + (t * t * t).sum()", {"x": (WIDE,)})
+METHOD_JACOBIAN = ("M @ (t.tanh() * t)", {"x": (WIDE,), "M": (2, WIDE)})
+
+
+def drawn(seed, shapes):
+    """probes._drawn, here: the same arrays from the same seed."""
+    generator = np.random.default_rng(seed)
+    return {name: generator.standard_normal(shape) for name, shape in shapes.items()}
+
+
+def method_case(activity, probe, expression, shapes, seed, what):
+    arrays = drawn(seed, shapes)
+    x = arrays.pop("x")
+    function, tx = torch_function(expression, arrays), t64(x, True)
+    expected = (torch.autograd.grad(function(tx), (tx,))[0] if activity == "B"
+                else torch.autograd.functional.jacobian(function, tx.detach())).numpy()
+    scale = max(1.0, float(np.max(np.abs(expected))))
+    title = (f"{what}(lambda t: {expression}) at x of {WIDE:,} entries: reverse mode takes one backward pass per "
+             "output, differences one forward pass per input")
+
+    def judge(answer):
+        return array_problem(answer["result"], expected, f"{title}; to {EXACT:g} of the largest entry (reverse "
+                             "mode is exact, finite differences are not)", atol=EXACT * scale, rtol=0.0)
+
+    return Case(activity, title, probe, {"expression": expression, "seed": seed, "shapes": shapes}, judge)
+
+
 def cases_B(rng):
     cases = [grad_case(GRAD_FUNCTIONS[function], rng.normal(size=GRAD_INPUTS[shape]))
              for shape, function in product(GRAD_INPUTS, GRAD_FUNCTIONS)]
-    return cases + [grad_error_case(shape, rng.normal(size=shape)) for shape in GRAD_NON_SCALAR.values()]
+    cases += [grad_error_case(shape, rng.normal(size=shape)) for shape in GRAD_NON_SCALAR.values()]
+    return cases + [method_case("B", "grad_drawn", *METHOD_GRAD, int(rng.integers(2**31)), "grad")]
 
 
 def jacobian_case(expression, x):
@@ -680,8 +717,9 @@ def jacobian_case(expression, x):
 def cases_C(rng):
     cases = [jacobian_case(JACOBIAN_FUNCTIONS[pair], rng.normal(size=JACOBIAN_INPUTS[pair[0]]))
              for pair in product(JACOBIAN_INPUTS, JACOBIAN_OUTPUTS)]
-    return cases + [jacobian_case(expression, rng.normal(size=JACOBIAN_INPUTS[x]))
-                    for (x, _), expression in JACOBIAN_CONSTANTS.items()]
+    cases += [jacobian_case(expression, rng.normal(size=JACOBIAN_INPUTS[x]))
+              for (x, _), expression in JACOBIAN_CONSTANTS.items()]
+    return cases + [method_case("C", "jacobian_drawn", *METHOD_JACOBIAN, int(rng.integers(2**31)), "jacobian")]
 
 
 @cache

@@ -474,6 +474,21 @@ def grad(function):
         return np.ravel(backward(out).get(leaf, np.zeros(leaf.value.shape)))
     return gradient
 """),
+    Mistake("B", "grad by central differences of the forward pass, one pass per input", "reverse mode", """
+def grad(function, h=1e-6):
+    def gradient(x):
+        x = np.asarray(x, dtype=np.float64)
+        if as_tensor(function(Tensor(x))).value.shape != ():
+            raise ValueError("grad needs a scalar result")
+        slopes = np.zeros(x.shape)
+        for index in np.ndindex(*x.shape):
+            up, down = x.copy(), x.copy()
+            up[index] += h
+            down[index] -= h
+            slopes[index] = (as_tensor(function(Tensor(up))).value - as_tensor(function(Tensor(down))).value) / (2 * h)
+        return slopes
+    return gradient
+"""),
     Mistake("B", "tests the result's size instead of its shape: a (1,) result passes", "ValueError", """
 def grad(function):
     def gradient(x):

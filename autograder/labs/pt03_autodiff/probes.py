@@ -159,9 +159,32 @@ def mlp_steps(X, targets, params, lr, steps):
     return {"history": history, "sent_after": sent}
 
 
-def as_graph_function(expression):
-    """A function of one Tensor from an expression in t, as in the grader's own copy."""
-    return eval(f"lambda t: {expression}", {"const": Tensor, "Tensor": Tensor})
+def as_graph_function(expression, constants=None):
+    """A function of one Tensor from an expression in t (and the named constant arrays, as
+    Tensors), as in the grader's own copy."""
+    named = {name: Tensor(value) for name, value in (constants or {}).items()}
+    return eval(f"lambda t: {expression}", {"const": Tensor, "Tensor": Tensor, **named})
+
+
+def _drawn(seed, shapes):
+    """Arrays of the given shapes, drawn in order from default_rng(seed): inputs too large to
+    send, which the grader draws the same way."""
+    generator = _np.random.default_rng(seed)
+    return {name: generator.standard_normal(shape) for name, shape in shapes.items()}
+
+
+def grad_drawn(expression, seed, shapes):
+    """grad of the expression at x, both drawn from `seed` (`shapes` names x, then the constants)."""
+    drawn = _drawn(seed, shapes)
+    x = drawn.pop("x")
+    return {"result": grad(as_graph_function(expression, drawn))(x)}
+
+
+def jacobian_drawn(expression, seed, shapes):
+    """jacobian of the expression at x, both drawn from `seed` (`shapes` names x, then the constants)."""
+    drawn = _drawn(seed, shapes)
+    x = drawn.pop("x")
+    return {"result": jacobian(as_graph_function(expression, drawn), x)}
 
 
 def grad_of(expression, x):

@@ -5,7 +5,8 @@ matter for it, named in the module-level dicts below, one dict per factor, with 
 each factor is for and how many cases the product makes. The inputs differ from the visible
 checks' (other shapes, axes, seeds, graphs and networks). Expected values are computed here with
 PyTorch in float64 (or, for a finite difference with a given step, with the same difference
-computed here) and never enter the sandbox. Every case is small: the whole set runs in seconds.
+computed here) and never enter the sandbox. Nearly every case is small; the two of forward mode
+on WIDE entries are large by design, and still take a fraction of a second done as taught.
 """
 import re
 from functools import cache
@@ -528,12 +529,24 @@ INIT_SIZES = {"[2, 3] (no hidden layer)": ([2, 3], 5), "[3, 5, 2]": ([3, 5, 2], 
 # mlp_forward: the same three depths, with biases away from zero; the logits, then every
 # parameter's gradient through cross_entropy: 3 cases.
 # gradient_check: a correct network (with .grad fresh, or stale: it must clear it) at the default
-# step and at h = 1e-4 (a one-sided difference fails there), a network whose gradient for its
-# first or its last parameter is scaled (the worst error is then known exactly), and the
-# notebook's MLP: 2 x 2 + 2 + 1 = 7 cases.
+# step and at h = 1e-4 (a one-sided difference fails there), a network whose gradient is wrong at
+# one entry of its first or of its last parameter, and the notebook's MLP: 2 x 2 + 2 + 1 = 7 cases.
+#
+# Where the fault is must not be readable from what the checker receives: a network that said
+# which parameter it breaks (an attribute, a name, a node of its own) could be "checked" by
+# reading that and never differencing anything. So every network a checker sees, correct or
+# faulty, is the same probes._Bent: each parameter enters through a node whose value bends by
+# depth (p - centre) exp(-((p - centre) / width)^2) while its backward rule passes the gradient
+# on unchanged. Correct and faulty networks differ only in their numbers: in a faulty one, one
+# entry of one parameter is exactly `centre` (its value is untouched, its true slope 1 + depth);
+# in a correct one no entry lies within BEND_CLEAR of `centre`, where the bend is below 1e-40.
+# The grader alone knows which entry it placed; from inside the sandbox only the derivative of
+# the forward pass tells, and a finite difference is how the activity asks for it. The expected
+# worst error comes from PyTorch on the same bent network, differentiated through the bend.
 FORWARD_SIZES = {"[2, 3] (no hidden layer)": [2, 3], "[3, 4, 3]": [3, 4, 3], "[2, 5, 4, 3]": [2, 5, 4, 3]}
 CHECK_STALE = {"fresh .grad": False, "stale .grad (it must be cleared first)": True}
 CHECK_STEPS = {"the default step": None, "h = 1e-4": 1e-4}
+BEND_WIDTH, BEND_DEPTH, BEND_CLEAR = 0.01, 2.0, 0.1  # BEND_CLEAR is 10 widths: exp(-100)
 
 
 def init_case(title, sizes, seed):
@@ -564,11 +577,12 @@ def init_case(title, sizes, seed):
     return Case("4", title, "init", {"sizes": sizes, "seed": seed}, judge)
 
 
-def torch_network(arrays, X, y, no_relu=False):
+def torch_network(arrays, X, y, no_relu=False, bend=None):
     leaves = [t64(w) for w in arrays]
+    seen = leaves if bend is None else [bent(leaf, *bend) for leaf in leaves]
     h = t64(X, grad=False)
     for j in range(0, len(leaves), 2):
-        h = h @ leaves[j] + leaves[j + 1]
+        h = h @ seen[j] + seen[j + 1]
         if j + 2 < len(leaves) and not no_relu:
             h = torch.relu(h)
     loss = F.cross_entropy(h, torch.from_numpy(y))
@@ -590,33 +604,59 @@ def forward_case(title, arrays, X, y):
     return Case("4", title, "forward_pass", {"arrays": arrays, "X": X, "y": y}, judge)
 
 
-def worst_error(grads, scaled, factor):
-    """The worst |numeric - engine| / max(1, |engine|) when the engine's gradient of parameter
-    `scaled` is `factor` times the true one (numeric = true)."""
-    g = grads[scaled]
-    return float(np.max(np.abs(g - factor * g) / np.maximum(1.0, np.abs(factor * g))))
+def bent(p, centre, width, depth):
+    """The value through which probes._Bent feeds a parameter to its network, in PyTorch."""
+    offset = p - centre
+    return p + depth * offset * torch.exp(-(offset / width) ** 2)
 
 
-def check_case(title, arrays, stale, X, y, h, scaled=-1, factor=1.0):
-    _, _, grads = torch_network(arrays, X, y)
+def bent_network(arrays, rng, fault=None):
+    """(arrays, bend) for a _Bent network: `fault` = parameter index whose largest-gradient
+    entry becomes the bend's centre, or None for a centre that no entry comes near. Entries
+    within BEND_CLEAR of the centre (the placed one aside) are moved 2 BEND_CLEAR away."""
+    arrays = [np.array(a, dtype=np.float64) for a in arrays]
+    flat = np.concatenate([a.ravel() for a in arrays])
+    kept = None
+    if fault is None:
+        centre = float(rng.uniform(flat.min(), flat.max()))
+    else:
+        kept = (fault, int(np.argmax(np.abs(arrays[fault]).ravel())))
+        centre = float(arrays[fault].ravel()[kept[1]])
+    for k, a in enumerate(arrays):
+        near = np.abs(a - centre) < BEND_CLEAR
+        if kept is not None and k == kept[0]:
+            near.ravel()[kept[1]] = False
+        a[near] += np.where(a[near] >= centre, 2 * BEND_CLEAR, -2 * BEND_CLEAR)
+    return arrays, (centre, BEND_WIDTH, BEND_DEPTH)
+
+
+def worst_error(arrays, X, y, bend):
+    """The worst |numeric - engine| / max(1, |engine|) on a _Bent network: numeric is the true
+    gradient through the bend, engine the one its backward rule gives (the plain network's)."""
+    _, _, engine = torch_network(arrays, X, y)
+    _, _, true = torch_network(arrays, X, y, bend=bend)
+    return max(float(np.max(np.abs(t - e) / np.maximum(1.0, np.abs(e)))) for t, e in zip(true, engine))
+
+
+def check_case(title, arrays, stale, X, y, h, bend, faulty=False):
     title = f"gradient_check on {title}"
-    faulty = scaled >= 0
+    worst = worst_error(arrays, X, y, bend)
 
     def judge(answer):
         result = answer["result"]
         if isinstance(result, (bool, np.bool_)) or not isinstance(result, (int, float, np.floating)):
             return f"{title}: expected the worst error as a float, got {describe(result)}"
         if faulty:
-            problem = float_problem(result, worst_error(grads, scaled, factor),
-                                    f"{title}: the worst error over every entry of every parameter", tol=1e-6)
+            problem = float_problem(result, worst, f"{title}: the worst error over every entry of every parameter",
+                                    tol=1e-6)
         else:
             problem = None if result < 1e-7 else (f"{title}: returned {number(result)} for a correct network; "
                                                   "central differences agree with it to better than 1e-7")
         return problem or first_problem(*(unchanged(after, a, f"{title}: parameter {i}'s .data after the check")
                                           for i, (after, a) in enumerate(zip(answer["after"], arrays))))
 
-    return Case("4", title, "checked", {"arrays": arrays, "stale": stale, "X": X, "y": y, "h": h,
-                                        "no_relu": False, "scaled": scaled, "factor": factor}, judge)
+    return Case("4", title, "checked", {"arrays": arrays, "stale": stale, "X": X, "y": y, "h": h, "bend": bend},
+                judge)
 
 
 def mlp_check_case(sizes, seed, X, y):
@@ -679,14 +719,14 @@ def cases_4(rng):
     X, y = spiral_points(3, rng)
     sizes = [2, 5, 3]
     for (stale_name, stale), (step_name, h) in product(CHECK_STALE.items(), CHECK_STEPS.items()):
-        arrays = network_arrays(sizes, rng)
+        arrays, bend = bent_network(network_arrays(sizes, rng), rng)
         grads = [rng.normal(size=np.shape(a)) if stale else np.zeros(np.shape(a)) for a in arrays]
-        cases.append(check_case(f"a correct network {sizes}, {stale_name}, {step_name}", arrays, grads, X, y, h))
-    for which, (index, factor) in {"the last": (3, 1.5), "the first": (0, 0.5)}.items():
-        arrays = network_arrays(sizes, rng)
-        cases.append(check_case(f"a network {sizes} whose gradient for {which} parameter is multiplied by "
-                                f"{number(factor)}", arrays, [np.zeros(np.shape(a)) for a in arrays], X, y, None,
-                                index, factor))
+        cases.append(check_case(f"a correct network {sizes}, {stale_name}, {step_name}", arrays, grads, X, y, h,
+                                bend))
+    for which, index in {"the last": 3, "the first": 0}.items():
+        arrays, bend = bent_network(network_arrays(sizes, rng), rng, fault=index)
+        cases.append(check_case(f"a network {sizes} whose backward pass is wrong at one entry of {which} parameter",
+                                arrays, [np.zeros(np.shape(a)) for a in arrays], X, y, None, bend, faulty=True))
     cases.append(mlp_check_case([2, 4, 3], 8, X, y))
     return cases
 
@@ -777,10 +817,15 @@ QUIET = {"a product plus a broadcast bias": ("a * b + c", {"a": (2, 3), "b": (2,
          "a mean of logs": ("(a * a + 1.0).log().mean()", {"a": (2, 2)})}
 
 
+# What probes.quiet observes, in order; each result is sent before the student's code runs again.
+QUIET_OBSERVED = ("outside", "inside", "after_inner", "after_both", "propagated", "after_error")
+
+
 def quiet_case(title, expression, leaves):
     setting = f"no_grad with {title}, {expression}"
 
-    def judge(answer):
+    def judge(_, seen):
+        answer = dict(zip(QUIET_OBSERVED, seen))
         outside, inside = answer["outside"], answer["inside"]
         if not (outside["parents"] and outside["sent"]):
             return (f"{setting}: outside no_grad the result must record its parents and backward must reach the "
@@ -802,7 +847,8 @@ def quiet_case(title, expression, leaves):
             not answer["after_error"]["parents"] and f"{setting}: after an exception inside no_grad, recording "
                                                      "must be on again (restore grad_enabled in a finally clause)")
 
-    return Case("B", setting, "quiet", {"expression": expression, "leaves": leaves}, judge)
+    return Case("B", setting, "quiet", {"expression": expression, "leaves": leaves}, judge,
+                observations=len(QUIET_OBSERVED))
 
 
 def cases_b(rng):
@@ -851,6 +897,63 @@ def jacobian_case(title, expression, x, constants):
     return Case("C", setting, "jacobian", {"expression": expression, "x": x, "constants": constants}, judge)
 
 
+# Forward mode is the method C teaches, so two cases only it can finish: a JVP of a function of
+# WIDE inputs and as many outputs (reverse mode needs one backward pass per output), and the
+# Jacobian of a function of one input and WIDE outputs (one JVP, against one backward pass per
+# output). Either takes a few passes over WIDE numbers forward and about WIDE^2 operations, hours,
+# in reverse. Their inputs are drawn in the sandbox from a seed (probes._drawn), as the grader
+# draws them here, rather than sent. The judge allows 1e-13 of the largest entry: a dual number
+# is exact to rounding, a finite difference of the forward pass misses by 1e-10 at best.
+WIDE = 500_000
+METHOD_FORWARD = {
+    "jvp": ("(x * C).exp() * D + x * x", {"x": (WIDE,), "u": (WIDE,), "C": (WIDE,), "D": (WIDE,)}),
+    "jacobian_fwd": ("(x * C).exp() + x * D", {"x": (1,), "C": (WIDE,), "D": (WIDE,)}),
+}
+EXACT = 1e-13
+
+
+def drawn(seed, shapes):
+    """probes._drawn, here: the same arrays from the same seed."""
+    generator = np.random.default_rng(seed)
+    return {name: generator.standard_normal(shape) for name, shape in shapes.items()}
+
+
+def exact_problem(got, want, quantity):
+    """array_problem within EXACT of the largest entry: only an exact method gets there."""
+    scale = max(1.0, float(np.max(np.abs(want))))
+    return array_problem(got, want, quantity, atol=EXACT * scale, rtol=0.0)
+
+
+def method_tangent_case(expression, shapes, seed):
+    arrays = drawn(seed, shapes)
+    x, u = arrays.pop("x"), arrays.pop("u")
+    value, slope = (t.numpy() for t in torch.func.jvp(torch_function(expression, arrays), (torch.tensor(x),),
+                                                       (torch.tensor(u),)))
+    setting = (f"jvp of f(x) = {expression} at x of shape {shape_text(x.shape)}, f(x) of the same shape: "
+               "one forward pass (reverse mode would need one backward pass per output)")
+
+    def judge(answer):
+        return first_problem(array_problem(answer["value"], value, f"{setting}: the value f(x)"),
+                             exact_problem(answer["tangent"], slope, f"{setting}: the tangent along u, to "
+                                           f"{number(EXACT)} (dual numbers are exact; finite differences are not)"))
+
+    return Case("C", setting, "tangent_drawn", {"expression": expression, "seed": seed, "shapes": shapes}, judge)
+
+
+def method_jacobian_case(expression, shapes, seed):
+    arrays = drawn(seed, shapes)
+    x = arrays.pop("x")
+    want = torch.func.jacfwd(torch_function(expression, arrays))(torch.tensor(x)).numpy()
+    setting = (f"jacobian_fwd of f(x) = {expression} at x of shape {shape_text(x.shape)}, f(x) of shape "
+               f"({WIDE},): one JVP per input entry (reverse mode would need one backward pass per output)")
+
+    def judge(answer):
+        return exact_problem(answer["jacobian"], want, f"{setting}: the Jacobian, to {number(EXACT)} (dual numbers "
+                             "are exact; finite differences are not)")
+
+    return Case("C", setting, "jacobian_drawn", {"expression": expression, "seed": seed, "shapes": shapes}, judge)
+
+
 def cases_c(rng):
     cases = []
     for title, (expression, shape, shapes) in FORWARD.items():
@@ -858,7 +961,9 @@ def cases_c(rng):
         x = rng.normal(size=shape)
         cases.append(tangent_case(title, expression, x, constants, rng.normal(size=shape)))
         cases.append(jacobian_case(title, expression, x, constants))
-    return cases
+    (jvp_expression, jvp_shapes), (jacobian_expression, jacobian_shapes) = METHOD_FORWARD.values()
+    return cases + [method_tangent_case(jvp_expression, jvp_shapes, int(rng.integers(2**31))),
+                    method_jacobian_case(jacobian_expression, jacobian_shapes, int(rng.integers(2**31)))]
 
 
 # ---------------------------------------------------------------- D: double backprop
@@ -908,7 +1013,11 @@ def gradient_case(title, expression, x, constants):
 
 
 # The central difference of the gradient along v, with this step, is within about 1e-9 of the
-# Hessian times v for these functions; the judge allows 1e-6.
+# Hessian times v for these functions; it only tells a failed case's two halves apart. The judge
+# allows 1e-13 of the largest entry (double backprop is exact to about 1e-16; the best central
+# difference of the student's own gradient, at any step, misses these functions by 1e-12 or
+# more, the cubic aside, whose gradient a central difference reproduces exactly), and Newton
+# steps, solved from those products, 1e-12.
 HVP_STEP = 1e-5
 
 
@@ -917,8 +1026,9 @@ def hvp_case(title, expression, x, constants, v):
     setting = f"hvp of f(x) = {expression} ({title}) at x of shape {shape_text(x.shape)}"
 
     def judge(answer):
-        problem = array_problem(answer["result"], want.numpy(), f"{setting}: the Hessian times v "
-                                "(torch.autograd.functional.hvp)", atol=1e-8, rtol=1e-8)
+        problem = exact_problem(answer["result"], want.numpy(), f"{setting}: the Hessian times v, to "
+                                f"{number(EXACT)} (torch.autograd.functional.hvp; double backprop is exact, "
+                                "differences of the gradient are not)")
         if problem is None:
             return None
         # Tell the two halves apart: a wrong gradient, or a wrong second backward pass.
@@ -942,9 +1052,52 @@ def newton_case(title, expression, x, constants):
 
     def judge(answer):
         return array_problem(answer["result"], want, f"{setting}: x - H^-1 grad f(x) (torch.linalg.solve with "
-                             "the Hessian)", atol=1e-8, rtol=1e-8)
+                             "the Hessian)", atol=1e-12 * max(1.0, float(np.max(np.abs(want)))), rtol=0.0)
 
     return Case("D", setting, "newton", {"expression": expression, "x": x, "constants": constants}, judge)
+
+
+# vjp_tensor, probed on its own: one node of every label it must know (two-parent operations
+# with broadcasting, the matrix product, the transpose, both sums, exp, log and relu at mixed
+# signs). Its contributions must equal PyTorch's, and, being built from Tensor operations, carry
+# a graph: the engine's backward from a weighted sum of them must give PyTorch's second-order
+# gradients for the node's inputs and for g (create_graph=True). 9 cases.
+VJP_NODES = {"+ with a broadcast row": ("a + b", {"a": (2, 3), "b": (3,)}),
+             "* with a broadcast column": ("a * b", {"a": (3, 1), "b": (3, 4)}),
+             "@": ("a @ b", {"a": (2, 3), "b": (3, 4)}), "T": ("a.T", {"a": (2, 3)}),
+             "sum over everything": ("a.sum()", {"a": (2, 3)}),
+             "sum with keepdims": ("a.sum(axis=1, keepdims=True)", {"a": (3, 2)}),
+             "exp": ("a.exp()", {"a": (2, 2)}), "log": ("a.log()", {"a": (2, 3)}), "relu": ("a.relu()", {"a": (3, 3)})}
+
+
+def vjp_case(title, expression, leaves, rng):
+    twins = {name: t64(value) for name, value in leaves.items()}
+    node = eval(expression, {}, dict(twins))
+    g = t64(rng.normal(size=tuple(node.shape)))
+    parts = torch.autograd.grad(node, list(twins.values()), g, create_graph=True)
+    weights = [rng.normal(size=tuple(part.shape)) for part in parts]
+    total = sum((part * t64(w, grad=False)).sum() for part, w in zip(parts, weights))
+    inputs = [*twins.values(), g]
+    seconds = [np.zeros(tuple(t.shape)) if d is None else d.numpy()
+               for t, d in zip(inputs, torch.autograd.grad(total, inputs, allow_unused=True))] \
+        if total.requires_grad else [np.zeros(tuple(t.shape)) for t in inputs]
+    wanted = [part.detach().numpy() for part in parts]
+    names = list(leaves)
+    setting = f"vjp_tensor on a {title} node, {expression}, with a random g"
+
+    def judge(answer):
+        if answer["kind"] != "list":
+            return f"{setting}: expected a list of Tensors, one per parent, got a {answer['kind']}"
+        if len(answer["datas"]) != len(wanted):
+            return f"{setting}: expected {plural(len(wanted), 'contribution')}, one per parent, got {len(answer['datas'])}"
+        return first_problem(
+            *(array_problem(d, w, f"{setting}: the contribution to {n}") for d, w, n in zip(answer["datas"], wanted, names)),
+            *(array_problem(got, want, f"{setting}: the gradient of a weighted sum of the contributions with respect "
+                            f"to {n} (build them from Tensor operations of g, the node and its parents)")
+              for got, want, n in zip([*answer["grads"], answer["g_grad"]], seconds, [*names, "g"])))
+
+    return Case("D", setting, "contributions", {"expression": expression, "leaves": leaves, "g": g.detach().numpy(),
+                                                "weights": weights}, judge)
 
 
 def cases_d(rng):
@@ -955,6 +1108,11 @@ def cases_d(rng):
         cases += [gradient_case(title, expression, x, constants),
                   hvp_case(title, expression, x, constants, rng.normal(size=shape)),
                   newton_case(title, expression, x, constants)]
+    for title, (expression, shapes) in VJP_NODES.items():
+        leaves = {name: rng.normal(size=shape) for name, shape in shapes.items()}
+        if expression == "a.log()":
+            leaves["a"] = np.abs(leaves["a"]) + 0.2
+        cases.append(vjp_case(title, expression, leaves, rng))
     return cases
 
 
@@ -1043,17 +1201,16 @@ def read_dot(text):
 def tape_case(title, spec):
     setting = f"to_dot on {title}"
 
-    def judge(answer):
-        text = answer["text"]
+    def judge(text, seen):
+        (names,) = seen  # the nodes' names, observed before to_dot ran; the graph is the grader's spec
         if not isinstance(text, str):
             return f"{setting}: expected DOT text (a str), got {describe(text)}"
         lines = text.strip().splitlines()
         if len(lines) < 2 or not lines[0].strip().startswith("digraph") or lines[-1].strip() != "}":
             return f"{setting}: the text must start with 'digraph tape {{' and end with '}}'"
         labels, repeated, edges, strange = read_dot(text)
-        names = answer["names"]
-        want = {name: f"{op or 'leaf'} {shape}" for name, op, shape in zip(names, answer["labels"], answer["shapes"])}
-        wanted_edges = sorted((names[p], names[i]) for i, parents in enumerate(answer["parents"]) for p in parents)
+        want = {name: f"{op or 'leaf'} {shape_text(shape)}" for name, (op, _, shape) in zip(names, spec)}
+        wanted_edges = sorted((names[p], names[i]) for i, (_, parents, _) in enumerate(spec) for p in parents)
         if strange:
             return f"{setting}: the line {strange[0]!r} is neither 'n<id> [label=\"...\"];' nor 'n<id> -> n<id>;'"
         if repeated:
@@ -1073,7 +1230,7 @@ def tape_case(title, spec):
             return f"{setting}: {detail}; draw one edge parent -> node per entry of every node's _prev"
         return None
 
-    return Case("F", setting, "tape", {"spec": spec}, judge)
+    return Case("F", setting, "tape", {"spec": spec}, judge, observations=1)
 
 
 def cases_f():

@@ -545,6 +545,19 @@ def jacobian_fwd(f, x):
     out_shape = np.shape(jvp(f, x, np.zeros(x.shape))[0])
     return np.array(rows).reshape(out_shape + x.shape)
 """),
+    Mistake("C", "jacobian_fwd by reverse mode, one backward pass per output", "jacobian_fwd", """
+def jacobian_fwd(f, x):
+    x = np.asarray(x, dtype=np.float64)
+    shape = np.shape(f(Tensor(x)).data)
+    rows = []
+    for i in range(int(np.prod(shape))):
+        leaf = Tensor(x)
+        seed = np.zeros(shape)
+        seed.flat[i] = 1.0
+        backward((f(leaf) * seed).sum())
+        rows.append(leaf.grad.copy())
+    return np.array(rows).reshape(shape + x.shape)
+"""),
     # ------------------------------------------------------------------ D
     Mistake("D", "grad ignores create_graph and always returns detached values", "hvp",
             variant(GRAD, "return found if create_graph else [Tensor(g.data) for g in found]",
@@ -558,6 +571,9 @@ def jacobian_fwd(f, x):
             variant(GRAD, "grads[id(parent)] + part if id(parent) in grads else part", "part")),
     Mistake("D", "newton_step adds the Newton direction instead of subtracting it", "newton_step",
             variant(reference_function("tensor_engine", "newton_step"), "return x - ", "return x + ")),
+    Mistake("D", "vjp_tensor starts from a copy of g's data, so the contributions forget how g was made", "hvp",
+            variant(VJP_TENSOR, "    a, b = (node._prev + (None,))[:2]\n",
+                    "    g = Tensor(g.data)\n    a, b = (node._prev + (None,))[:2]\n")),
     # ------------------------------------------------------------------ E
     Mistake("E", "conv2d's x gradient keeps the padded border", "x.grad",
             variant(CONV2D, "x.grad += grad_padded[:, :, padding:padding + height, padding:padding + width]",

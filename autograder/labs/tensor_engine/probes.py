@@ -3,9 +3,12 @@
 Each function runs in a copy of the submission's namespace (so `Tensor`, `MLP` and the student's
 functions are globals here), calls the student's code on the inputs the grader sent, and returns
 plain data: numbers, lists, dicts and arrays. A Tensor is never sent back as it is; its arrays are
-read out here. The graphs of activities 2 and F and the faulty networks of activity 4 are built here
-with backward rules of this file's own, so that they test one activity at a time. Nothing in this
-file knows an expected value or judges.
+read out here. The graphs of activities 2 and F and the networks of activity 4 are built here with
+backward rules of this file's own, so that they test one activity at a time. Nothing in this file
+knows an expected value or judges. A probe that must record something before handing control to
+the student's code again (B's results inside a block, F's node names) sends it with `_observe`,
+which the worker puts in its scope: it leaves the sandbox at once (autograder/worker.py). Probes
+bind it to a local first, so rebinding the global later changes nothing.
 """
 # ruff: noqa: F821 -- Tensor, MLP and the student's functions come from the submission's namespace
 import numpy as _np
@@ -217,6 +220,46 @@ def forward_pass(arrays, X, y):
     return reply
 
 
+class _Bent:
+    """The network [W1, b1, ...] (ReLU between layers) in which every parameter p enters through
+    a node of value p + depth (p - centre) exp(-((p - centre) / width)^2) whose backward rule
+    passes the gradient on unchanged. Every network of activity 4 is built so, correct or not:
+    where no entry lies near `centre` the bend is nil; at an entry equal to `centre` the value is
+    p but the slope is 1 + depth, so the engine's gradient is wrong at that entry alone, and only
+    a derivative of the forward pass (a finite difference) shows where and by how much."""
+
+    def __init__(self, arrays, stale, centre, width, depth):
+        self.params = [Tensor(a) for a in arrays]
+        for p, g in zip(self.params, stale):
+            p.grad = _np.array(g, dtype=_np.float64)
+        self._through = [self._bend(p, centre, width, depth) for p in self.params]
+
+    @staticmethod
+    def _bend(p, centre, width, depth):
+        def through():
+            offset = p.data - centre
+            bent = Tensor(p.data + depth * offset * _np.exp(-(offset / width) ** 2), (p,), "probe")
+
+            def rule():
+                p.grad += bent.grad
+
+            bent._backward = rule
+            return bent
+        return through
+
+    def __call__(self, X):
+        h = X if isinstance(X, Tensor) else Tensor(X)
+        for j in range(0, len(self.params), 2):
+            h = h @ self._through[j]() + self._through[j + 1]()
+            if j + 2 < len(self.params):
+                h = h.relu()
+        return h
+
+    def zero_grad(self):
+        for p in self.params:
+            p.grad = _np.zeros(p.data.shape)
+
+
 class _Network:
     """The network [W1, b1, ...] (ReLU between layers) with an optional fault: hidden layers
     without their ReLU, or the gradient reaching parameter `scaled` multiplied by `factor`."""
@@ -253,9 +296,10 @@ class _Network:
             p.grad = _np.zeros(p.data.shape)
 
 
-def checked(arrays, stale, X, y, h, no_relu, scaled, factor):
-    """gradient_check on a network of this file (h left at its default when None)."""
-    model = _Network(arrays, stale, no_relu, scaled, factor)
+def checked(arrays, stale, X, y, h, bend):
+    """gradient_check on a _Bent network (h left at its default when None); `bend` is its
+    (centre, width, depth)."""
+    model = _Bent(arrays, stale, *bend)
     result = gradient_check(model, X, y) if h is None else gradient_check(model, X, y, h)
     return {"result": result, "after": [_snap(p.data) for p in model.params]}
 
@@ -294,7 +338,8 @@ def quiet(expression, leaves):
     """`expression` on fresh Tensor leaves, then backward from it, outside no_grad, inside it,
     inside an outer no_grad after an inner one ended, after both ended, and after an exception
     left a no_grad block: each time how many parents the result kept, whether a leaf received a
-    gradient, and the value. The switch is put back as it was found, whatever no_grad did."""
+    gradient, and the value, observed as soon as it is known; and whether the exception came out
+    of the block. The switch is put back as it was found, whatever no_grad did."""
     switch = Tensor.__init__.__globals__
     found = switch.get("grad_enabled")
 
@@ -308,22 +353,23 @@ def quiet(expression, leaves):
     class _Raised(Exception):
         pass
 
-    try:
-        reply = {"outside": run()}
+    observe = _observe
+    try:  # observed in this order: outside, inside, after_inner, after_both, propagated, after_error
+        observe(run())
         with no_grad():
-            reply["inside"] = run()
+            observe(run())  # sent before the block's __exit__ can touch it
             with no_grad():
                 pass
-            reply["after_inner"] = run()
-        reply["after_both"] = run()
-        reply["propagated"] = False
+            observe(run())
+        observe(run())
+        propagated = False
         try:
             with no_grad():
                 raise _Raised()
         except _Raised:
-            reply["propagated"] = True
-        reply["after_error"] = run()
-        return reply
+            propagated = True
+        observe(propagated)
+        observe(run())
     finally:
         switch["grad_enabled"] = found
 
@@ -332,6 +378,26 @@ def quiet(expression, leaves):
 def _function(expression, constants):
     """f(x) = `expression`, with the named constants (arrays) in scope."""
     return lambda x: eval(expression, globals(), {"x": x, **constants})
+
+
+def _drawn(seed, shapes):
+    """Arrays of the given shapes, drawn in order from default_rng(seed): inputs too large to
+    send, which the grader draws the same way."""
+    rng = _np.random.default_rng(seed)
+    return {name: rng.standard_normal(shape) for name, shape in shapes.items()}
+
+
+def tangent_drawn(expression, seed, shapes):
+    """tangent() on x, u and the constants drawn from `seed` (`shapes` names x, u, then them)."""
+    drawn = _drawn(seed, shapes)
+    x, u = drawn.pop("x"), drawn.pop("u")
+    return tangent(expression, x, drawn, u)
+
+
+def jacobian_drawn(expression, seed, shapes):
+    """jacobian() on x and the constants drawn from `seed` (`shapes` names x, then them)."""
+    drawn = _drawn(seed, shapes)
+    return jacobian(expression, drawn.pop("x"), drawn)
 
 
 def tangent(expression, x, constants, u):
@@ -346,6 +412,30 @@ def jacobian(expression, x, constants):
 
 
 # ---------------------------------------------------------------- D: double backprop
+def contributions(expression, leaves, g, weights):
+    """vjp_tensor on the node `expression` makes from Tensor leaves, with the Tensor leaf g
+    holding dL/dnode: each contribution's data, then the engine's backward from
+    sum_i sum(contribution_i * weights_i), which shows whether the contributions were built from
+    Tensor operations: the .grad of every leaf and of g."""
+    made = {key: Tensor(array) for key, array in leaves.items()}
+    node = eval(expression, globals(), dict(made))
+    upstream = Tensor(g)
+    found = vjp_tensor(node, upstream)
+    if not isinstance(found, (list, tuple)) or not all(isinstance(c, Tensor) for c in found):
+        return {"kind": _kind(found)}
+    reply = {"kind": "list", "datas": [_snap(c.data) for c in found]}
+    if len(found) != len(weights):
+        return reply
+    total = None
+    for part, weight in zip(found, weights):
+        term = (part * Tensor(weight)).sum()
+        total = term if total is None else total + term
+    backward(total)
+    reply["grads"] = [_snap(leaf.grad) for leaf in made.values()]
+    reply["g_grad"] = _snap(upstream.grad)
+    return reply
+
+
 def gradient_of(expression, x, constants):
     """grad(f(x), [x, unused]) on a leaf x, with create_graph False and True: what each returned
     (data and number of parents of every entry) and x.grad afterwards."""
@@ -406,10 +496,11 @@ def convolution(x, w, b, stride, padding, priors, upstream):
 # ---------------------------------------------------------------- F: to_dot
 def tape(spec):
     """to_dot on the graph `spec` ([label, parent indices, shape] per node, leaves with no
-    parents), rooted at its last node: the text, and every node's name, label and parents."""
+    parents), rooted at its last node: the text. Every node's name, n<id>, is observed before
+    to_dot runs; the grader knows the rest of the graph from its own spec."""
+    observe = _observe
     nodes = []
     for label, parents, shape in spec:
         nodes.append(Tensor(_np.zeros(shape), [nodes[i] for i in parents], label))
-    text = to_dot(nodes[-1])
-    return {"text": text, "names": [f"n{id(n)}" for n in nodes], "labels": [n._op for n in nodes],
-            "shapes": [str(n.shape) for n in nodes], "parents": [list(parents) for _, parents, _ in spec]}
+    observe([f"n{id(n)}" for n in nodes])
+    return to_dot(nodes[-1])
