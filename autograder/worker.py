@@ -44,11 +44,11 @@ _isinstance, _type, _str, _dict, _exec, _compile = isinstance, type, str, dict, 
 _asarray, _prod = numpy.asarray, math.prod
 _PLAIN = (bool, int, float, str, type(None))
 _MAX_ITEMS = 10000
-# The largest replies of the labs' solved notebooks are under 0.25 MB (scalar_engine's, 248 kB;
-# pt03_autodiff's 194 kB, tensor_engine's 51 kB, measured by grading each); 8 MiB leaves room
-# for 30 times that, while what the grader's JSON parser makes of a hostile line of that size
-# stays within a few hundred MB.
-MAX_REPLY = 8 << 20
+# The largest reply of the labs' solved notebooks is 10.7 MB: a forward-mode case of 500,000
+# entries that only one forward pass can answer in time (tensor_engine's C; the others are under
+# 0.25 MB). 24 MiB leaves room for twice that, while what the grader's JSON parser makes of a
+# hostile line of that size stays under a GB, for as long as it takes to parse it.
+MAX_REPLY = 24 << 20
 # encode() descends through at most 6 containers, 3 JSON levels each (a dict's object, its items
 # and a pair); with the reply around them and an array's shape at the bottom, 21. Deeper is forged.
 REPLY_NESTING = 32
@@ -366,7 +366,7 @@ class Link:
         if op == "call":
             return target(*self.unpack(message["args"]), **self.unpack(message["kwargs"]))
         if op == "operator" and message["name"] in OPERATORS:
-            return getattr(_operator, message["name"])(target, *self.unpack(message["args"]))
+            return OPERATORS[message["name"]](target, *self.unpack(message["args"]))
         if op == "value":
             return _asarray(target) if message.get("array") else target
         if op == "items":
@@ -391,9 +391,10 @@ def rebuilt(error):
 
 import operator as _operator  # noqa: E402  -- kept beside the only code that uses it
 
-OPERATORS = frozenset({"add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "neg", "pos", "abs",
-                       "lt", "le", "eq", "ne", "gt", "ge", "getitem", "setitem", "len", "truth", "invert",
-                       "and_", "or_", "xor", "contains"})
+OPERATORS = {name: getattr(_operator, name) for name in (
+    "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "neg", "pos", "abs", "lt", "le", "eq", "ne",
+    "gt", "ge", "getitem", "setitem", "truth", "invert", "and_", "or_", "xor", "contains")}
+OPERATORS["len"] = len
 
 
 def _forward(name, reflected=False):
@@ -402,7 +403,7 @@ def _forward(name, reflected=False):
         first, rest = operands[0], operands[1:]
         if _type(first) is Remote:
             return first._ask("operator", name=name, args=self._link.pack(list(rest)))
-        return getattr(_operator, name)(first, *rest)
+        return OPERATORS[name](first, *rest)
     return method
 
 
@@ -435,10 +436,10 @@ class Remote:
         return iter(self._ask("items"))
 
     def __len__(self):
-        return self._ask("operator", name="len", args=[])
+        return self._ask("operator", name="len", args=self._link.pack([]))
 
     def __bool__(self):
-        return self._ask("operator", name="truth", args=[])
+        return self._ask("operator", name="truth", args=self._link.pack([]))
 
     def __float__(self):
         return float(self._ask("value"))
@@ -470,7 +471,7 @@ class Remote:
 class ReferenceNamespace(dict):
     """The reference functions' globals: the reference's own definitions and the modules the lab
     imports, then the submission's names (the lab's given classes and helpers), fetched across the
-    line once; Python's builtins are never asked for there."""
+    line (objects once, plain values each time); Python's builtins are never asked for there."""
 
     def __init__(self, link, offered):
         super().__init__()
@@ -485,7 +486,8 @@ class ReferenceNamespace(dict):
             found = self.link.request({"op": "global", "name": name})
         except Exception:
             raise KeyError(name) from None
-        self[name] = found  # the given classes and helpers are defined before any probe runs
+        if _type(found) is Remote:  # a class or a function: a flag (no_grad's) must be read afresh
+            self[name] = found
         return found
 
 
