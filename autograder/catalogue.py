@@ -111,8 +111,10 @@ def _run_catalogue(grading, options, jobs, visible, only):
     with tempfile.TemporaryDirectory() as scratch:
         named = []
         for number, (mistake, answer) in enumerate(zip(mistakes, answers), start=1):
+            notebook = copy.deepcopy(solved)
+            next(c for c in notebook.cells if c.id == f"{mistake.activity}-answer").source = answer
             path = Path(scratch) / f"mistake-{number:02d}.ipynb"
-            nbformat.write(with_answer(solved, mistake.activity, answer), path)
+            nbformat.write(notebook, path)
             named.append((path.stem, path))
         graded = {}
         grade_all(named, options, jobs, lambda name, result, _: graded.__setitem__(name, result))
@@ -130,13 +132,6 @@ def _run_catalogue(grading, options, jobs, visible, only):
         rows.append(Row(mistake, seen, seen_message, caught, mine["max_score"] - mine["score"], intact,
                         mine["output"]))
     return rows
-
-
-def with_answer(solved, activity, answer):
-    """A copy of the notebook `solved` with `answer` in the answer cell of `activity`."""
-    notebook = copy.deepcopy(solved)
-    next(c for c in notebook.cells if c.id == f"{activity}-answer").source = answer
-    return notebook
 
 
 def outcomes_by_seed(lab_name, notebook, seeds, options, activities=None):

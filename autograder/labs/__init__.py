@@ -60,7 +60,7 @@ HERE = Path(__file__).resolve().parent
 FILES = ("cases.py", "probes.py", "mistakes.py")
 MIN_MISTAKES = 3
 CHECK_SEED = 0  # the seed of the cases the lab check looks at, and of callers that grade nothing
-CACHED_SEEDS = 16  # enough for every submission a batch grades at once; a case set is a few MiB at most
+CACHED_SEEDS = 8  # seeds asked again soon (a retried task, the tests); one seed's cases hold up to about 20 MiB
 
 
 class LabNotGradable(GradingProblem):
