@@ -1,5 +1,6 @@
 """python -m autograder grade PATH... --out DIR [--jobs N | --scheduler ADDRESS] [--db URL] [--regrade] [limits]
-python -m autograder gradescope LAB --out FILE.zip
+                           [--secret-file PATH]
+python -m autograder gradescope LAB --out FILE.zip [--secret-file PATH]
 
 Grades submitted notebooks (files, or folders searched for *.ipynb) and writes, in DIR:
 <name>.json (Gradescope results schema plus `status`), <name>.html (feedback), grades.csv,
@@ -7,8 +8,9 @@ and the grades in nbgrader's gradebook (default sqlite:///DIR/gradebook.db) with
 autograded notebooks nbgrader's generate_feedback reads. <name> is the student id of
 nbgrader's submitted/<student>/<lab>/ layout, else the file's stem. Exits 0 once every
 submission has a result, whatever the scores. A run grades only the submissions without a
-current result in DIR (same notebook, grader and lab), so an interrupted batch goes on where it
-stopped; --regrade grades them all.
+current result in DIR (same notebook, grader, lab and course secret), so an interrupted batch
+goes on where it stopped; --regrade grades them all. The course secret chooses each
+submission's hidden inputs (see autograder/secret.py).
 
 `gradescope` writes LAB's Gradescope autograder bundle, which grades each submission there with
 this same grader and sandbox.
@@ -52,11 +54,15 @@ def main(argv=None):
                              help="bubblewrap isolation: auto uses it when it works here")
         command.add_argument("--no-pool", action="store_true",
                              help="start every worker cold instead of forking it from a warm zygote")
+    for command in (grading, catalogue, bundle):
+        command.add_argument("--secret-file", metavar="PATH",
+                             help="the course secret, which chooses each submission's hidden inputs (default: "
+                                  "$AUTOGRADER_SECRET, else .autograder-secret in the course root, made on first use)")
     args = parser.parse_args(argv)
     if args.command == "gradescope":  # grades nothing here, so no zygote
         from autograder.gradescope.bundle import write_bundle
 
-        return write_bundle(args.lab, args.out)
+        return write_bundle(args.lab, args.out, args.secret_file)
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")
     # The zygote imports PyTorch and the rest while this process imports the grader: start it first.

@@ -13,10 +13,10 @@ from pathlib import Path
 import nbformat
 
 from autograder.batch import grade_all, warm
-from autograder.grade import Clock, Session
+from autograder.grade import Clock, Session, Sessions, judge_activity
 from autograder.labs import grading_for
 from autograder.sandbox import WorkerFailure
-from autograder.submission import Step
+from autograder.submission import Step, program
 from autograder.vocabulary import Mistake
 from course.cells import is_optional
 from course.release import solved_notebook, student_notebook
@@ -142,6 +142,24 @@ def _run_mistakes(lab, mistakes, options, jobs, visible):
         rows.append(Row(mistake, seen, seen_message, caught, mine["max_score"] - mine["score"], intact,
                         mine["output"]))
     return rows
+
+
+def outcomes_by_seed(lab_name, notebook, seeds, options, activities=None):
+    """{activity: [Outcome for each of `seeds`]}: the hidden checks of `activities` (default:
+    every one) judged on `notebook` with the inputs each seed gives, as grading judges them. The
+    notebook's program runs once per worker and every seed's cases are asked of that worker, so
+    that a seed costs only its checks: for showing that a lab's verdicts hold whatever the seed
+    (the reference passes, a catalogued mistake fails)."""
+    grading = grading_for(lab_name)
+    with warm(options) as options:
+        sessions = Sessions(grading.lab, program(grading.lab, notebook), options,
+                            Clock(options.limits.submission_seconds), grading)
+        try:
+            return {activity: [judge_activity(sessions.of(activity), grading.probes,
+                                              grading_for(lab_name, seed).cases[activity]) for seed in seeds]
+                    for activity in activities or grading.lab.activities}
+        finally:
+            sessions.close()
 
 
 def print_table(rows):

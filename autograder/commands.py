@@ -14,6 +14,7 @@ from autograder.labs import course_labs, gradable_labs
 from autograder.report import write_csv, write_html, write_json
 from autograder.results_store import plan, provenance
 from autograder.sandbox import Limits, choose_sandbox
+from autograder.secret import course_secret
 from autograder.submission import student_name
 
 
@@ -101,20 +102,23 @@ def grading_limits(args):
                   disk_bytes=args.disk << 20)
 
 
-def grading_options(args, pool):
-    return replace(Options(grading_limits(args), choose_sandbox(args.sandbox), warm=not args.no_pool), pool=pool)
+def grading_options(args, pool, secret):
+    return replace(Options(grading_limits(args), choose_sandbox(args.sandbox), warm=not args.no_pool), pool=pool,
+                   secret=secret)
 
 
 def command_mistakes(args, pool):
     from autograder.catalogue import print_table, run_catalogue  # its notebook tools are slow to import
 
+    options = grading_options(args, pool, course_secret(args.secret_file))
     for lab_name in args.lab or sorted(gradable_labs()):
         print(f"== {lab_name}")
-        print_table(run_catalogue(lab_name, grading_options(args, pool), args.jobs))
+        print_table(run_catalogue(lab_name, options, args.jobs))
     return 0
 
 
 def command_grade(args, pool):
+    secret = course_secret(args.secret_file)  # a missing or short secret file is said before anything is done
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     paths = find_notebooks(args.paths)
@@ -127,8 +131,8 @@ def command_grade(args, pool):
     gradebook = GradebookWriter(args.db or f"sqlite:///{(out / 'gradebook.db').resolve()}", out)
     try:
         gradebook.prepare(sorted(course_labs()))
-        todo, kept = plan(named, out, args.regrade)
-        return grade_and_write(args, pool, client, out, gradebook, todo, kept)
+        todo, kept = plan(named, out, secret, args.regrade)
+        return grade_and_write(args, pool, client, out, gradebook, todo, kept, secret)
     except KeyboardInterrupt:
         print(f"autograder: interrupted; every result written so far is kept in {out}: run the same command "
               "again to grade the rest", file=sys.stderr)
@@ -139,7 +143,7 @@ def command_grade(args, pool):
             client.close()
 
 
-def grade_and_write(args, pool, client, out, gradebook, todo, kept):
+def grade_and_write(args, pool, client, out, gradebook, todo, kept, secret):
     """Grade `todo`, writing each result as it comes (feedback, gradebook, then the JSON, which
     marks it done), then the CSV over `kept` and the new results."""
     digests = {name: digest for name, _, digest in todo}
@@ -149,7 +153,7 @@ def grade_and_write(args, pool, client, out, gradebook, todo, kept):
     def keep(name, result, answers):
         nonlocal writing
         started = time.monotonic()
-        result["extra_data"].update(provenance(result, digests[name]))
+        result["extra_data"].update(provenance(result, digests[name], secret))
         lab = result["extra_data"]["lab"]
         write_html(out, name, result, course_labs()[lab].title if lab else "Submission")
         try:
@@ -167,9 +171,9 @@ def grade_and_write(args, pool, client, out, gradebook, todo, kept):
 
         settings = Settings(grading_limits(args), args.sandbox, not args.no_pool)  # each node resolves the sandbox
         problems += [f"no result, run again: {failure}" for failure in grade_on_cluster(client, named_paths, settings,
-                                                                                          keep)]
+                                                                                          secret, keep)]
     elif todo:
-        grade_all(named_paths, grading_options(args, pool), args.jobs, keep)
+        grade_all(named_paths, grading_options(args, pool, secret), args.jobs, keep)
     try:
         recorded = gradebook.catch_up(kept)
     except Exception as error:  # their JSONs stand; the next run tries again

@@ -2,7 +2,9 @@
 
 The client (the `grade` command) reads each notebook and sends its bytes with the task, so the
 grading nodes share no file system with it; they need the same checkout of the course and its
-environment (see the README). A task grades one submission in the node's sandbox, forking the
+environment (see the README). The client also derives the seed of the submission's hidden
+inputs from those bytes and the course secret, and the seed travels with the task: the secret
+never leaves the client. A task grades one submission in the node's sandbox, forking the
 worker from a zygote that the Dask worker process starts once and keeps, and returns the result.
 Only the client writes results, the CSV and the gradebook. The scheduler runs a task again
 elsewhere when its worker is lost; a task that still fails leaves its submission without a
@@ -12,7 +14,7 @@ import tempfile
 import threading
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from autograder.batch import safe_grade
@@ -20,6 +22,7 @@ from autograder.grade import Options
 from autograder.results_store import grader_version, lab_version
 from autograder.sandbox import Limits, Pool, choose_sandbox
 from autograder.submission import SubmissionError, read_submission
+from autograder.secret import submission_seed
 from autograder.warm import lab_imports
 
 QUEUED_PER_THREAD = 2  # tasks handed out per worker thread: workers never wait, few notebooks sit in memory
@@ -54,14 +57,15 @@ def node_options(settings):
         return _node_options[settings]
 
 
-def grade_task(filename, data, settings):
-    """Runs on a Dask worker: (result, answers, versions) for one notebook given as bytes."""
+def grade_task(filename, data, settings, seed):
+    """Runs on a Dask worker: (result, answers, versions) for one notebook given as bytes, its
+    hidden inputs drawn from `seed`."""
     from distributed import get_worker
 
     with tempfile.TemporaryDirectory(prefix="submission-") as folder:
         path = Path(folder) / filename
         path.write_bytes(data)
-        result, answers = safe_grade(path, node_options(settings))
+        result, answers = safe_grade(path, replace(node_options(settings), seed=seed))
     versions = {"grader": grader_version(), "lab": lab_version(result["extra_data"]["lab"]),
                 "worker": get_worker().address}
     return result, answers, versions
@@ -92,9 +96,10 @@ def readable(path):
         return None
 
 
-def grade_on_cluster(client, named_paths, settings, on_result):
-    """Grade (name, path) pairs on the cluster and call on_result(name, result, answers) here as
-    each one finishes. Returns the messages of the submissions left without a result."""
+def grade_on_cluster(client, named_paths, settings, secret, on_result):
+    """Grade (name, path) pairs on the cluster with the course `secret` and call
+    on_result(name, result, answers) here as each one finishes. Returns the messages of the
+    submissions left without a result."""
     from distributed import as_completed
 
     queue, sent, running, failures = list(reversed(named_paths)), {}, as_completed(loop=client.loop), []
@@ -107,12 +112,12 @@ def grade_on_cluster(client, named_paths, settings, on_result):
             name, path = queue.pop()
             data = readable(path)
             if data is None:  # unreadable or too large: the client's reader gives that result at once
-                result, answers = safe_grade(path, Options())
+                result, answers = safe_grade(path, Options(secret=secret))
                 result["extra_data"]["submission"] = name
                 on_result(name, result, answers)
                 continue
-            future = client.submit(grade_task, path.name, data, settings, key=f"grade-{name}-{uuid.uuid4().hex}",
-                                   pure=False)
+            future = client.submit(grade_task, path.name, data, settings, submission_seed(secret, data),
+                                   key=f"grade-{name}-{uuid.uuid4().hex}", pure=False)
             sent[future] = (name, path)
             running.add(future)
 

@@ -18,6 +18,7 @@ from autograder.policy import NEEDED_PYTORCH, hidden_for, pytorch_mentions
 from autograder.rooms import ROOMS, alone
 from autograder.sandbox import (WALL_FACTOR, WITHOUT_PYTORCH, Limits, Worker, WorkerFailure, process_scratch,
                                 remove_tree)
+from autograder.secret import course_secret, submission_seed
 from autograder.submission import Step, SubmissionError, answers, identify, load, program, student_name, untouched
 from autograder.vocabulary import listing, plural
 from autograder.worker import QUOTED, decode, encode
@@ -37,6 +38,8 @@ class Options:
     sandboxed: bool = True
     warm: bool = True  # fork workers from a zygote where the machine allows it (--no-pool: never)
     pool: object = None  # the running sandbox.Pool, set by batch.grade_all
+    secret: bytes = None  # the course secret (autograder/secret.py); None: course_secret()
+    seed: int = None  # the hidden inputs' seed, where the caller derived it (a Dask task carries its own)
 
 
 class OutOfTime(Exception):
@@ -344,8 +347,8 @@ def grade(path, options=Options()):
     try:
         notebook = load(path)
         lab = identify(notebook, list(course_labs().values()))
-        grading = grading_for(lab.name)
-    except LabNotGradable as error:
+        grading = grading_for(lab.name, hidden_seed(path, options))
+    except (LabNotGradable, GraderError) as error:
         return error_result(name, path, error.kind, str(error), started, lab.name), {}
     except SubmissionError as error:
         return error_result(name, path, error.kind, str(error), started), {}
@@ -493,3 +496,11 @@ def error_result(name, path, kind, message, started, lab_name=None):
     return {"score": 0, "max_score": 0, "status": kind, "output": message, "visibility": "visible", "tests": [],
             "execution_time": round(time.monotonic() - started, 2),
             "extra_data": {"submission": name, "lab": lab_name, "path": str(path)}}
+
+
+def hidden_seed(path, options):
+    """The seed of the submission's hidden inputs: the one the caller gave, else the course
+    secret's HMAC of the notebook's bytes."""
+    if options.seed is not None:
+        return options.seed
+    return submission_seed(options.secret or course_secret(), Path(path).read_bytes())

@@ -1,8 +1,9 @@
 """Which results are current, and writing results so that no interruption leaves half of one.
 
-A result is current when the same notebook bytes were graded by the same grader and the same lab:
-its JSON records the notebook's SHA-256 and the versions of the grader and of the lab (hashes of
-their source files, so any edit counts, bumped or not). A batch run again grades only the
+A result is current when the same notebook bytes were graded by the same grader and the same lab
+with the same course secret: its JSON records the notebook's SHA-256, the versions of the grader
+and of the lab (hashes of their source files, so any edit counts, bumped or not) and of the
+secret (a hash of it: the secret chooses the hidden inputs, see autograder/secret.py). A batch run again grades only the
 submissions without a current result, so an interrupted batch (Ctrl-C, a killed client, a lost
 Dask worker) costs at most the submissions that were being graded. Options such as the time
 limits are not part of the version: after changing them, `--regrade`.
@@ -19,6 +20,7 @@ from functools import cache
 from pathlib import Path
 
 from autograder.labs import course_labs
+from autograder.secret import secret_version
 from autograder.submission import SubmissionError, read_submission
 from course.labs import ROOT
 
@@ -93,32 +95,34 @@ def notebook_digest(path):
         return None
 
 
-def provenance(result, digest):
-    """What makes `result` current: the notebook it graded and the versions that graded it."""
+def provenance(result, digest, secret):
+    """What makes `result` current: the notebook it graded and the versions (of the grader, the
+    lab and the course secret) that graded it."""
     lab = result["extra_data"]["lab"]
-    return {"notebook_sha256": digest, "grader_version": grader_version(), "lab_version": lab_version(lab)}
+    return {"notebook_sha256": digest, "grader_version": grader_version(), "lab_version": lab_version(lab),
+            "secret_version": secret_version(secret)}
 
 
-def current_result(out, name, digest):
+def current_result(out, name, digest, secret):
     """The stored result of submission `name` in `out` if it is current, else None."""
     if digest is None:
         return None
     try:
         result = json.loads((Path(out) / f"{file_stem(name)}.json").read_text(encoding="utf-8"))
         extra = result["extra_data"]
-        wanted = provenance(result, digest)
+        wanted = provenance(result, digest, secret)
     except (OSError, ValueError, TypeError, KeyError):  # missing, half-written by a crash, or not ours
         return None
     return result if all(extra.get(key) == value for key, value in wanted.items()) else None
 
 
-def plan(named_paths, out, regrade=False):
+def plan(named_paths, out, secret, regrade=False):
     """Split (name, path) pairs into those to grade, as (name, path, digest), and the current
     results to keep, as (name, path, result)."""
     todo, kept = [], []
     for name, path in named_paths:
         digest = notebook_digest(path)
-        result = None if regrade else current_result(out, name, digest)
+        result = None if regrade else current_result(out, name, digest, secret)
         if result is None:
             todo.append((name, path, digest))
         else:

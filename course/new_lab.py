@@ -130,10 +130,12 @@ CASES = '''\
 """How __LAB__ is graded: the hidden checks, with PyTorch's answers, computed here.
 
 The grader sends each Case's probe (probes.py) and arguments into the sandbox, and judges the
-reply here, in its own process. Write one generator per activity and list them in cases().
+reply here, in its own process. Write one generator per activity and list them in cases(seed).
+Each submission has its own seed (autograder/secret.py): draw every random value from the
+generator cases(seed) builds, so that the inputs one submission sees say nothing about
+another's; keep fixed only the values that make an input class (a zero, a tie).
 """
 import itertools
-from functools import cache
 
 import numpy as np
 import torch
@@ -179,10 +181,9 @@ def cases_1(rng):
     return [square_case(shape, kind, rng) for shape, kind in itertools.product(SHAPES, KINDS)]
 
 
-@cache
-def cases():
-    """Every hidden check, by activity, computed once per grading run."""
-    rng = np.random.default_rng(1)
+def cases(seed):
+    """Every hidden check, by activity, with the values drawn from the submission's `seed`."""
+    rng = np.random.default_rng([seed, 1])
     return {"1": cases_1(rng)}
 '''
 

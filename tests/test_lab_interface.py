@@ -54,10 +54,10 @@ def test_too_few_mistakes_are_named(lab, monkeypatch):
 
 def test_unknown_activities_are_named(lab, monkeypatch):
     cases_module = module(lab, "cases")
-    real = cases_module.cases()
+    real = cases_module.cases(labs.CHECK_SEED)
     first = next(iter(lab.activities))
     stray = Case("Z9", "a case of no activity", next(iter(real.values()))[0].probe, {}, lambda answer: None)
-    monkeypatch.setattr(cases_module, "cases", lambda: {**real, "Z9": [stray]})
+    monkeypatch.setattr(cases_module, "cases", lambda seed: {**real, "Z9": [stray]})
     monkeypatch.setattr(cases_module, "DEPENDS", {first: ("Q",)})
     monkeypatch.setattr(module(lab, "mistakes"), "MISTAKES", [
         *module(lab, "mistakes").MISTAKES, Mistake("Z9", "a mistake of no activity", "x", "def f():\n    pass\n")])
@@ -69,10 +69,11 @@ def test_unknown_activities_are_named(lab, monkeypatch):
 
 def test_missing_cases_and_unknown_probes_are_named(lab, monkeypatch):
     cases_module = module(lab, "cases")
-    real = cases_module.cases()
+    real = cases_module.cases(labs.CHECK_SEED)
     first, *rest = lab.activities
     wrong_probe = Case(first, "a case asking a probe that does not exist", "no_such_probe", {}, lambda answer: None)
-    monkeypatch.setattr(cases_module, "cases", lambda: {first: [wrong_probe], **{a: real[a] for a in rest[:-1]}})
+    monkeypatch.setattr(cases_module, "cases",
+                        lambda seed: {first: [wrong_probe], **{a: real[a] for a in rest[:-1]}})
     problems = problems_of(lab)[0]
     assert "case 'a case asking a probe that does not exist' asks probe no_such_probe, which probes.py does not define" \
         in problems

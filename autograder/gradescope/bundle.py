@@ -1,14 +1,17 @@
 """Write a lab's Gradescope autograder bundle: a zip holding setup.sh and run_autograder at its
 root, the pinned requirements, the grader (autograder/, course/), the lab's grading knowledge,
-its instructor notebook (the grader runs the lab's given code from it), its data, and its
-release (the gradebook reads the student notebook). Nothing of the other labs goes in. The same
-files always give the same bytes: fixed dates, a fixed order."""
+its instructor notebook (the grader runs the lab's given code from it), its data, its release
+(the gradebook reads the student notebook), and the course secret, as .autograder-secret at the
+root, so that Gradescope draws each submission's hidden inputs as the course's own grading does
+(autograder/secret.py). Nothing of the other labs goes in. The same files and secret always give
+the same bytes: fixed dates, a fixed order."""
 import io
 import zipfile
 from pathlib import Path
 
 from autograder.labs import LabNotGradable, course_labs, grading_for
 from autograder.results_store import atomic_write
+from autograder.secret import SECRET_FILE, course_secret
 from course.labs import ROOT
 
 HERE = Path(__file__).resolve().parent
@@ -31,20 +34,25 @@ def bundle_files(lab):
     return dict(sorted(files.items()))
 
 
-def bundle_bytes(lab):
+def bundle_bytes(lab, secret=None):
+    """The zip of `lab`'s bundle, carrying `secret` (default: the course secret)."""
+    contents = {name: path.read_bytes() for name, path in bundle_files(lab).items()}
+    contents[SECRET_FILE.name] = secret or course_secret()
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as bundle:
-        for name, path in bundle_files(lab).items():
+        for name, data in sorted(contents.items()):
             entry = zipfile.ZipInfo(name, EARLIEST_ZIP_DATE)
             entry.compress_type = zipfile.ZIP_DEFLATED
-            entry.external_attr = (0o100755 if name in SCRIPTS else 0o100644) << 16  # Unix mode bits
-            bundle.writestr(entry, path.read_bytes())
+            mode = 0o755 if name in SCRIPTS else 0o600 if name == SECRET_FILE.name else 0o644
+            entry.external_attr = (0o100000 | mode) << 16  # Unix mode bits
+            bundle.writestr(entry, data)
     return buffer.getvalue()
 
 
-def write_bundle(lab_name, out):
-    """Write the bundle of `lab_name` to `out`; exit with a message for a lab that does not exist
-    or cannot be graded (a bundle would give every student the same error)."""
+def write_bundle(lab_name, out, secret_file=None):
+    """Write the bundle of `lab_name` to `out`, with the secret of `secret_file` (default: the
+    course secret); exit with a message for a lab that does not exist or cannot be graded (a
+    bundle would give every student the same error)."""
     labs = course_labs()
     if lab_name not in labs:
         raise SystemExit(f"autograder: there is no lab {lab_name} in source/ (labs: {', '.join(sorted(labs))})")
@@ -57,7 +65,7 @@ def write_bundle(lab_name, out):
     if missing:
         raise SystemExit(f"autograder: cannot bundle {lab_name}, missing: {', '.join(missing)} "
                          "(`make release` writes release/)")
-    data = bundle_bytes(lab)
+    data = bundle_bytes(lab, course_secret(secret_file))
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     atomic_write(out, data)
     print(f"wrote {out}: the Gradescope autograder of {lab_name}, {len(data) / 1024:.0f} KiB. On Gradescope, make a "

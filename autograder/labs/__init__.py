@@ -10,10 +10,18 @@ A lab named ``<lab>`` is
   ``cases.py``     ``DEPENDS = {activity: (activities whose functions it calls), ...}``,
                    ``USES_PYTORCH = (activity, ...)``, the activities whose point is PyTorch
                    itself (every other one is graded in a worker without PyTorch, and its
-                   text in the notebook says so: see autograder/policy.py), and ``cases()``,
+                   text in the notebook says so: see autograder/policy.py), and ``cases(seed)``,
                    returning ``{activity: [Case, ...]}``: the hidden checks, with the expected
                    values computed there (with PyTorch) and the input classes each activity's
-                   cases are generated from documented beside them;
+                   cases are generated from documented beside them. ``seed`` is a non-negative
+                   integer of up to 64 bits, the submission's own (autograder/secret.py): every
+                   random value a case holds is drawn from a generator built from it and a
+                   constant of the lab's (``np.random.default_rng([seed, 20261129])``), so
+                   that inputs seen in one submission say nothing about another's. What makes
+                   an input class (shapes, graph shapes, a zero, a tie, a value at a kink) is
+                   fixed; the values around it are drawn. The same seed gives the same cases;
+                   two seeds give cases of the same structure (the same activities, number of
+                   cases, probes and argument shapes) with other values;
   ``probes.py``    functions the sandbox runs in the submission's namespace; every Case names
                    one of them and its keyword arguments. They return plain data, know no
                    expected value and judge nothing (the only file of the three a submission's
@@ -30,8 +38,8 @@ alone. No line of the three files may appear in the release (a test looks). A la
 lower-case Python identifier that no installed module has. Nothing else in the grader names a
 lab: it finds them in ``source/``.
 
-The check run when a lab is loaded: every activity of the notebook has hidden cases and at
-least three mistakes, each with its own description; no case, mistake or ``DEPENDS`` entry
+The check run when a lab is loaded (on the cases of ``CHECK_SEED``): every activity of the
+notebook has hidden cases and at least three mistakes, each with its own description; no case, mistake or ``DEPENDS`` entry
 names an activity the notebook lacks; every case's probe is a function of ``probes.py``; every
 mistake replaces functions its activity defines; ``USES_PYTORCH`` names only the notebook's
 activities, and exactly the others carry the sentence ``policy.NUMPY_ONLY`` in their text. A lab that fails it cannot be graded: its submissions get the status
@@ -40,17 +48,20 @@ activities, and exactly the others carry the sentence ``policy.NUMPY_ONLY`` in t
 import ast
 import importlib
 from dataclasses import dataclass
-from functools import cache
+from dataclasses import replace
+from functools import cache, lru_cache
 from pathlib import Path
 from threading import Lock
 
-from autograder.errors import GradingProblem
+from autograder.errors import GraderError, GradingProblem
 from autograder.policy import policy_problems
 from course.labs import find_labs
 
 HERE = Path(__file__).resolve().parent
 FILES = ("cases.py", "probes.py", "mistakes.py")
 MIN_MISTAKES = 3
+CHECK_SEED = 0  # the seed of the cases the lab check looks at, and of callers that grade nothing
+CACHED_SEEDS = 8  # seeds asked again soon (a retried task, the tests); one seed's cases hold up to about 20 MiB
 
 
 class LabNotGradable(GradingProblem):
@@ -65,7 +76,7 @@ class Grading:
     lab: object  # course.labs.Lab
     depends: dict
     uses_pytorch: frozenset  # the activities graded with PyTorch available
-    cases: dict  # activity -> [Case]
+    cases: dict  # activity -> [Case], for one seed
     probes: str  # the source of probes.py, sent into the sandbox
     mistakes: tuple
 
@@ -91,7 +102,7 @@ def problems_of(lab, folder=None):
         cases_module, mistakes_module = _import(lab.name, "cases"), _import(lab.name, "mistakes")
         depends = getattr(cases_module, "DEPENDS", None)
         uses_pytorch = getattr(cases_module, "USES_PYTORCH", None)
-        cases = cases_module.cases() if callable(getattr(cases_module, "cases", None)) else None
+        cases = cases_module.cases(CHECK_SEED) if callable(getattr(cases_module, "cases", None)) else None
         mistakes = getattr(mistakes_module, "MISTAKES", None)
     except Exception as error:  # a lab's own bug: report it, never crash the grader
         return [f"loading its grading files raised {type(error).__name__}: {error}"], None
@@ -108,7 +119,7 @@ def problems_of(lab, folder=None):
         uses_pytorch = ()
     problems += policy_problems(lab, uses_pytorch)
     if not isinstance(cases, dict):
-        problems.append("cases.py must define cases(), returning a dict from activity to a list of Case")
+        problems.append("cases.py must define cases(seed), returning a dict from activity to a list of Case")
         cases = {}
     if not isinstance(mistakes, (list, tuple)):
         problems.append("mistakes.py must define MISTAKES, a list of Mistake")
@@ -131,7 +142,7 @@ def problems_of(lab, folder=None):
                             f"at least {MIN_MISTAKES} are needed")
     for activity, listed in cases.items():
         if activity not in activities:
-            problems.append(f"cases() has cases for activity {activity}, which the notebook does not have")
+            problems.append(f"cases(seed) has cases for activity {activity}, which the notebook does not have")
             continue
         for case in listed:
             if case.activity != activity:
@@ -163,11 +174,24 @@ def problems_of(lab, folder=None):
 _loading = Lock()
 
 
-def grading_for(lab_name):
-    """The checked grading knowledge of a lab of source/, or LabNotGradable naming what is wrong.
-    A lab is loaded (its expected values computed with PyTorch) the first time it is asked for."""
+def grading_for(lab_name, seed=CHECK_SEED):
+    """The checked grading knowledge of a lab of source/, with the hidden cases of `seed`, or
+    LabNotGradable naming what is wrong. A lab is checked (on the cases of CHECK_SEED) the
+    first time it is asked for; the cases of another seed are computed when first asked for
+    and kept for the next CACHED_SEEDS asks. GraderError when the lab's cases(seed) fails."""
     with _loading:
-        return _checked(lab_name)
+        checked = _checked(lab_name)
+    return checked if seed == CHECK_SEED else _seeded(lab_name, seed)
+
+
+@lru_cache(maxsize=CACHED_SEEDS)
+def _seeded(lab_name, seed):
+    try:
+        cases = _import(lab_name, "cases").cases(seed)
+    except Exception as error:  # a lab's own bug, met by this seed alone: one submission's problem
+        raise GraderError(f"lab {lab_name}'s cases(seed) raised {type(error).__name__}: {error} for this "
+                          "submission's seed; a person needs to look at this lab") from None
+    return replace(_checked(lab_name), cases=cases)
 
 
 @cache
@@ -178,7 +202,12 @@ def _checked(lab_name):
     return grading
 
 
-grading_for.cache_clear = _checked.cache_clear  # for tests that swap a lab's files
+def _clear():
+    _checked.cache_clear()
+    _seeded.cache_clear()
+
+
+grading_for.cache_clear = _clear  # for tests that swap a lab's files
 
 
 def gradable_labs():
