@@ -63,7 +63,7 @@ def run_pair(pool, hidden):
     writer = Worker(folders[0], Limits(), True, pool, hidden)
     reader = Worker(folders[1], Limits(), True, pool, hidden)
     try:
-        assert writer.ask({"op": "run", "source": WRITE}, 60) == {"ok": True, "seq": writer._seq}
+        assert "ok" in writer.ask({"op": "run", "source": WRITE}, 60)
         assert "ok" in reader.ask({"op": "run", "source": READ}, 60)
         reply = reader.ask({"op": "probe", "source": "def probe():\n    return str(read_channels())\n",
                             "args": {}}, 60)

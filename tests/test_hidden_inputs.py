@@ -46,7 +46,7 @@ def leaves(value, path=()):
 def structure_and_numbers(args):
     """(structure, numbers) of a case's arguments: the structure is every leaf's place, type and
     shape, with the numbers written into texts (a constant in an expression) masked; the numbers
-    are every floating-point value, flattened."""
+    are every floating-point value, flattened, and the seeds a probe draws its input from."""
     structure, numbers = [], []
     for path, leaf in leaves(args):
         if isinstance(leaf, np.ndarray):
@@ -57,6 +57,9 @@ def structure_and_numbers(args):
             numbers.append(float(leaf))
         elif isinstance(leaf, str):
             structure.append((path, re.sub(r"-?\d+(\.\d+)?(e-?\d+)?", "#", leaf)))
+        elif path and path[-1] == "seed" and isinstance(leaf, int):  # a probe drawing its own large input
+            structure.append((path, "seed"))
+            numbers.append(float(leaf))
         else:
             structure.append((path, leaf))
     return structure, numbers

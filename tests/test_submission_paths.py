@@ -22,6 +22,7 @@ from tests.adversarial.files import FORMULA_STARTS
 from tests.helpers import LABS, ROOT, grade_command, lab_notebook
 
 LAB = LABS[0]
+SECRET = b"a course secret of the tests, 32+ bytes long"
 INSTRUCTOR = LAB.path.with_suffix(".ipynb")  # full marks if it were graded
 BLANK = lab_notebook(ROOT / "release", LAB)
 NAME_MAX = 255  # ext4, tmpfs, btrfs, xfs
@@ -180,7 +181,7 @@ def test_a_plain_name_is_its_own_stem(name):
 def a_result(name, passed=True):
     outcomes = {activity: Outcome(passed, "fine" if passed else "wrong") for activity in LAB.activities}
     result = activity_result(name, f"/somewhere/{name}.ipynb", LAB, outcomes, [], "graded", time.monotonic())
-    result["extra_data"].update(provenance(result, "0" * 64))
+    result["extra_data"].update(provenance(result, "0" * 64, SECRET))
     return result
 
 
@@ -189,7 +190,7 @@ def test_results_of_a_long_name_are_written_and_found_again(tmp_path, length):
     name, result = "n" * length, a_result("n" * length)
     written = [write_json(tmp_path, name, result), write_html(tmp_path, name, result, LAB.title)]
     assert all(path.parent == tmp_path and path.is_file() for path in written)
-    assert current_result(tmp_path, name, "0" * 64) == result
+    assert current_result(tmp_path, name, "0" * 64, SECRET) == result
     assert max(len(os.fsencode(entry)) for entry in os.listdir(tmp_path)) <= NAME_MAX
 
 

@@ -1070,13 +1070,13 @@ VJP_NODES = {"+ with a broadcast row": ("a + b", {"a": (2, 3), "b": (3,)}),
 
 
 def vjp_case(title, expression, leaves, rng):
-    twins = {name: t64(value) for name, value in leaves.items()}
-    node = eval(expression, {}, dict(twins))
+    torch_leaves = {name: t64(value) for name, value in leaves.items()}
+    node = eval(expression, {}, dict(torch_leaves))
     g = t64(rng.normal(size=tuple(node.shape)))
-    parts = torch.autograd.grad(node, list(twins.values()), g, create_graph=True)
+    parts = torch.autograd.grad(node, list(torch_leaves.values()), g, create_graph=True)
     weights = [rng.normal(size=tuple(part.shape)) for part in parts]
     total = sum((part * t64(w, grad=False)).sum() for part, w in zip(parts, weights))
-    inputs = [*twins.values(), g]
+    inputs = [*torch_leaves.values(), g]
     seconds = [np.zeros(tuple(t.shape)) if d is None else d.numpy()
                for t, d in zip(inputs, torch.autograd.grad(total, inputs, allow_unused=True))] \
         if total.requires_grad else [np.zeros(tuple(t.shape)) for t in inputs]
