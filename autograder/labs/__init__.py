@@ -179,9 +179,9 @@ def grading_for(lab_name, seed=CHECK_SEED):
     LabNotGradable naming what is wrong. A lab is checked (on the cases of CHECK_SEED) the
     first time it is asked for; the cases of another seed are computed when first asked for
     and kept for the next CACHED_SEEDS asks. GraderError when the lab's cases(seed) fails."""
-    with _loading:
+    with _loading:  # one lab's cases at a time: PyTorch's autograd levels are shared by threads
         checked = _checked(lab_name)
-    return checked if seed == CHECK_SEED else _seeded(lab_name, seed)
+        return checked if seed == CHECK_SEED else _seeded(lab_name, seed)
 
 
 @lru_cache(maxsize=CACHED_SEEDS)
