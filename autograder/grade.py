@@ -26,6 +26,11 @@ from autograder.worker import QUOTED, decode, encode
 MAX_RESTARTS = 20  # each costs a few seconds; the submission time limit bounds them anyway
 PROBE_LINE = 16  # a message holding a line of the probe this long, or held in it, is not quoted
 PHASES = ("start", "cells", "probes", "judge")
+# A re-grade on the reference engine forwards every step of the reference code across a pipe, and
+# both workers' CPU counts: on a case of 500,000 entries that costs up to twenty times the
+# reference's own time (11.6 s of CPU measured for pt03's jacobian, where the student's engine
+# takes well under one). The overhead is the grader's, so a re-grade's cells get this much more.
+REFERENCE_FACTOR = 5
 # The hidden checks' PyTorch makes its compiler's cache folder on import (torch._dynamo): in a
 # folder this process removes when it ends, not in /tmp for good.
 if "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
@@ -101,7 +106,8 @@ class Session:
         self.alone = set()  # indices of given steps known to run without any of the submission's code
 
     def timeout(self):
-        return min(self.options.limits.cell_seconds, self.clock.left(self.worker))
+        cell = self.options.limits.cell_seconds * (REFERENCE_FACTOR if self.reference is not None else 1)
+        return min(cell, self.clock.left(self.worker))
 
     def start(self):
         """A fresh worker with the program run, leaving out steps that hung or killed one."""
