@@ -18,26 +18,10 @@ from autograder.sandbox import Limits, Worker, parse_reply, remove_tree
 from autograder.submission import Step
 from autograder.vocabulary import Case
 from autograder.worker import MAX_REPLY, QUOTED, REPLY_NESTING, decode, encode
+from tests.adversarial.faults import REPLY_PIPE
 from tests.helpers import ROOT, grade_command, lab_notebook, results_in
 from tests.test_pool import pool  # noqa: F401 -- the warm pool fixture, for the warm cases
 
-# Student code that finds the grader's reply pipe and the running request's tag in the worker's
-# own frames, as a submission that has read worker.py can.
-REPLY_PIPE = '''
-def _reply_pipe():
-    import sys
-    frame = sys._getframe()
-    while "channel" not in frame.f_locals:
-        frame = frame.f_back
-    return frame.f_locals["channel"].fd_out, frame.f_locals["seq"]
-
-
-def _write(data):
-    import os
-    out, _ = _reply_pipe()
-    while data:
-        data = data[os.write(out, data):]
-'''
 LAB = course_labs()["scalar_engine"]
 
 
