@@ -17,26 +17,13 @@ from tests.helpers import LABS, ROOT, all_points, lab_notebook
 pytestmark = pytest.mark.slow
 
 
-# Open (issue 22's note): in these tensor_engine submissions the honest no_grad (B) and to_dot (F)
-# lose their points as well since observations, per-submission inputs and the faults corpus were
-# merged; each was right alone. Strict: the day they pass, this list must go.
-LOSES_B_OR_F = {"print-exits", "exit-rewrites-observations", "reads-planted-fault", "jacobian-fwd-by-reverse-mode",
-                "jvp-by-differences", "hvp-by-differences", "stubbed-vjp-tensor"}
-
-
-def known(lab, attack):
-    if lab.name == "tensor_engine" and attack.name in LOSES_B_OR_F:
-        return [pytest.mark.xfail(strict=True, reason="B and F lose their points beside this attack (open)")]
-    return []
-
-
 def per_attack(select=lambda attack: True):
     """(lab, attack name) for every attack of every lab's corpus, for the tests that look at
     one attack. The session scope keeps the tests of one lab together, so that its batch is
     graded once; the names carry the lab so that no two labs' tests are grouped together."""
     return pytest.mark.parametrize(
         ("lab", "attack"),
-        [pytest.param(lab, f"{lab.name}/{attack.name}", id=f"{lab.name}-{attack.name}", marks=known(lab, attack))
+        [pytest.param(lab, f"{lab.name}/{attack.name}", id=f"{lab.name}-{attack.name}")
          for lab in LABS for attack in attacks(lab) if select(attack)],
         indirect=["lab"], scope="session")
 

@@ -15,6 +15,7 @@ activities, points and policy.
     python -m tests.adversarial.corpus [--lab NAME]    grade the corpus of each lab (or of NAME)
                                                        with a solved control, print the table
 """
+import copy
 import json
 import subprocess
 import sys
@@ -53,8 +54,8 @@ def new_context(batch, out):
 def write_corpus(lab, folder, solved, blank, context):
     """Write every attack on `lab` into `folder`; return {name: Attack}."""
     made = {}
-    for attack in attacks(lab):
-        built = attack.build(lab, solved, blank, context)
+    for attack in attacks(lab):  # each gets its own copies: an attack that edits them in place spoils the next
+        built = attack.build(lab, copy.deepcopy(solved), copy.deepcopy(blank), context)
         path = Path(folder) / f"{attack.name}.ipynb"
         if callable(built):  # an attack on the folder itself makes its own entry (a link, a pipe...)
             built(path)
