@@ -7,7 +7,7 @@ import ast
 import copy
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import nbformat
@@ -98,8 +98,13 @@ def visible_controls(lab_name, options, jobs):
 
 def run_catalogue(lab_name, options, jobs, visible=True, only=None):
     """A Row per mistake of the lab's catalogue (or of those whose descriptions are in `only`);
-    `visible=False` leaves the visible checks out (their verdicts are then None)."""
-    with warm(options) as options:
+    `visible=False` leaves the visible checks out (their verdicts are then None).
+
+    The catalogue asks what a mistake costs on the student's own engine: its activity's points,
+    and nothing in any activity that does not call it. The activities that do call it fail too;
+    their re-grade on the reference engine is the same for every mistake of the activity, so it
+    is left to run_variants (one stubbed function at a time) and the grading tests."""
+    with warm(replace(options, rejudge=False)) as options:
         return _run_catalogue(grading_for(lab_name), options, jobs, visible, only)
 
 
@@ -116,6 +121,7 @@ def _run_catalogue(grading, options, jobs, visible, only):
 
 
 def _run_mistakes(lab, mistakes, options, jobs, visible):
+    depends = grading_for(lab.name).depends
     solved = solved_notebook(lab, student_notebook(lab))
     answers = [patched(lab.activities[m.activity].reference.source, m.code) for m in mistakes]
     with tempfile.TemporaryDirectory() as scratch:
@@ -137,7 +143,9 @@ def _run_mistakes(lab, mistakes, options, jobs, visible):
     for (name, _), mistake, (seen, seen_message) in zip(named, mistakes, verdicts):
         tests = {test["name"]: test for test in graded[name]["tests"]}
         mine = tests.get(mistake.activity, {"score": 0, "max_score": 0, "output": graded[name]["output"]})
-        intact = all(t["score"] == t["max_score"] for key, t in tests.items() if key != mistake.activity)
+        callers = set() if options.rejudge else {a for a, needs in depends.items() if mistake.activity in needs}
+        intact = all(t["score"] == t["max_score"] for key, t in tests.items()
+                     if key != mistake.activity and key not in callers)
         caught = bool(tests) and mine["score"] == 0 and mistake.hint in mine["output"]
         rows.append(Row(mistake, seen, seen_message, caught, mine["max_score"] - mine["score"], intact,
                         mine["output"]))
@@ -179,4 +187,4 @@ def print_table(rows):
               f"grader catches {sum(r.grader_caught for r in mine)}")
     print(f"total: {len(rows)} mistakes, visible checks catch {sum(r.visible_caught for r in rows)}, "
           f"grader catches {sum(r.grader_caught and r.others_intact for r in rows)} "
-          "(its activity at 0, a message that names the quantity, every other activity intact)")
+          "(its activity at 0, a message that names the quantity, every activity that does not call it intact)")

@@ -1,5 +1,7 @@
 """The checks, checked, for every lab: each catalogued wrong answer must be caught by the
-grader, with a message naming the wrong quantity, costing exactly its activity's points.
+grader, with a message naming the wrong quantity, costing exactly its activity's points and
+nothing in the activities that do not call it (those that do are re-graded on the reference
+engine: tests/test_every_function_probed.py and tests/test_grading.py).
 The visible checks' catch rate is reported at the end of the run."""
 import pytest
 
@@ -36,7 +38,7 @@ def test_grader_catches_every_mistake_and_only_in_its_activity(rows, lab):
     for row in rows:
         what = f"{row.mistake.activity}: {row.mistake.description}"
         assert row.lost == lab.activities[row.mistake.activity].points, f"{what} lost {row.lost}: {row.grader_message}"
-        assert row.others_intact, f"{what} cost points elsewhere"
+        assert row.others_intact, f"{what} cost points in an activity that does not call it"
         assert row.grader_caught, f"{what}: the message does not mention {row.mistake.hint!r}: {row.grader_message}"
 
 

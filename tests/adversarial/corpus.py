@@ -51,10 +51,19 @@ def new_context(batch, out):
             "token_seconds": f"{900 + uuid.uuid4().int % 99}.{uuid.uuid4().int % 1000:03d}"}
 
 
-def write_corpus(lab, folder, solved, blank, context):
-    """Write every attack on `lab` into `folder`; return {name: Attack}."""
+def on_the_process(lab):
+    """The names of the attacks on the worker and the machine rather than on what a check
+    believes (generic.py, channels.py, faults.py): those whose results could depend on how
+    workers start and how busy the machine is."""
+    return {attack.name for attack in generic.attacks(lab) + channels.attacks(lab) + faults.attacks(lab)}
+
+
+def write_corpus(lab, folder, solved, blank, context, chosen=None):
+    """Write every attack on `lab` (or those named in `chosen`) into `folder`; return {name: Attack}."""
     made = {}
-    for attack in attacks(lab):  # each gets its own copies: an attack that edits them in place spoils the next
+    for attack in attacks(lab):
+        if chosen is not None and attack.name not in chosen:
+            continue  # each gets its own copies: an attack that edits them in place spoils the next
         built = attack.build(lab, copy.deepcopy(solved), copy.deepcopy(blank), context)
         path = Path(folder) / f"{attack.name}.ipynb"
         if callable(built):  # an attack on the folder itself makes its own entry (a link, a pipe...)
@@ -67,15 +76,15 @@ def write_corpus(lab, folder, solved, blank, context):
     return made
 
 
-def grade_corpus(lab, solved_path, blank_path, batch, out, sandbox="auto", timeout=None, options=()):
-    """Write `lab`'s corpus and a solved control (`solved_path`, copied byte for byte) into
-    `batch`, grade them in one run into `out` (with the grader's `options` added). Returns
-    (made, results by name, the run, context)."""
+def grade_corpus(lab, solved_path, blank_path, batch, out, sandbox="auto", timeout=None, options=(), chosen=None):
+    """Write `lab`'s corpus (the attacks named in `chosen`, where given) and a solved control
+    (`solved_path`, copied byte for byte) into `batch`, grade them in one run into `out` (with the
+    grader's `options` added). Returns (made, results by name, the run, context)."""
     batch, out = Path(batch), Path(out)
     batch.mkdir(parents=True, exist_ok=True)
     context = new_context(batch, out)
     solved = nbformat.read(solved_path, as_version=4)
-    made = write_corpus(lab, batch, solved, nbformat.read(blank_path, as_version=4), context)
+    made = write_corpus(lab, batch, solved, nbformat.read(blank_path, as_version=4), context, chosen)
     (batch / "control.ipynb").write_bytes(Path(solved_path).read_bytes())
     run = subprocess.run([sys.executable, "-m", "autograder", "grade", str(batch), "--out", str(out),
                           "--cell-timeout", CELL_TIMEOUT, "--sandbox", sandbox, *options], cwd=ROOT, check=False, capture_output=True,
