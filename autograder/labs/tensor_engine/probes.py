@@ -261,34 +261,37 @@ class _Bent:
 
 
 class _Network:
-    """The network [W1, b1, ...] (ReLU between layers) with an optional fault: hidden layers
-    without their ReLU, or the gradient reaching parameter `scaled` multiplied by `factor`."""
+    """The network [W1, b1, ...] with a fault or none: hidden layers without their ReLU, or the
+    gradient reaching parameter `scaled` multiplied by `factor`. Every witness network is built
+    the same way, faulty or not: each parameter enters through a node of its value whose backward
+    rule passes on its gradient times a factor (1 but for the scaled parameter), and the hidden
+    layers' activation is fixed when the network is made. No attribute names the fault."""
 
     def __init__(self, arrays, stale, no_relu, scaled, factor):
         self.params = [Tensor(a) for a in arrays]
         for p, g in zip(self.params, stale):
             p.grad = _np.array(g, dtype=_np.float64)
-        self.relu_off, self.scaled, self.factor = no_relu, scaled, factor
+        self._through = [self._pass(p, factor if k == scaled else 1.0) for k, p in enumerate(self.params)]
+        self._between = (lambda h: h) if no_relu else (lambda h: h.relu())
 
-    def _seen(self, k):
-        p = self.params[k]
-        if k != self.scaled:
-            return p
-        stand_in = Tensor(p.data, (p,), "probe-scaled")
-        factor = self.factor
+    @staticmethod
+    def _pass(p, factor):
+        def through():
+            stand_in = Tensor(p.data, (p,), "probe")
 
-        def rule():
-            p.grad += factor * stand_in.grad
+            def rule():
+                p.grad += factor * stand_in.grad
 
-        stand_in._backward = rule
-        return stand_in
+            stand_in._backward = rule
+            return stand_in
+        return through
 
     def __call__(self, X):
         h = X if isinstance(X, Tensor) else Tensor(X)
         for j in range(0, len(self.params), 2):
-            h = h @ self._seen(j) + self._seen(j + 1)
-            if j + 2 < len(self.params) and not self.relu_off:
-                h = h.relu()
+            h = h @ self._through[j]() + self._through[j + 1]()
+            if j + 2 < len(self.params):
+                h = self._between(h)
         return h
 
     def zero_grad(self):
