@@ -16,6 +16,7 @@ class Attack:
     build: object = None  # (lab, solved, blank, context) -> notebook, bytes for a raw file, or
     # a function that makes the attack's entry at the path it is given (files.py)
     host_check: object = None  # (context) -> None or a message about a trace left on the machine
+    result_check: object = None  # (result) -> None or what the result gives away that it must not
 
     def expected(self):
         if self.status != "graded":

@@ -104,7 +104,9 @@ def verdict(lab, attack, result):
     scores = {t["name"]: t["score"] for t in result["tests"]}
     wrong = [a for a, activity in lab.activities.items()
              if scores.get(a) != (0 if a in attack.zero else activity.points)]
-    return "ok" if not wrong else f"wrong scores for {', '.join(wrong)}: {scores}"
+    if wrong:
+        return f"wrong scores for {', '.join(wrong)}: {scores}"
+    return (attack.result_check and attack.result_check(result)) or "ok"
 
 
 def false_passes(attack, result):

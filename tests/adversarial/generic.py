@@ -224,6 +224,15 @@ def fill(template, **values):
 
 
 # ----------------------------------------------------------------------------- the attacks
+# A student function that tries to carry its hidden inputs out through its own feedback: the
+# grader quotes a submission's words briefly, so the tail, 1,000 characters on, never arrives.
+LEAK_TAIL = "LEAK-TAIL-END"
+LEAK_BODY = """
+told = repr(args)[:400] + repr(kwargs)[:100] + repr(sorted(sys._getframe(1).f_locals))[:300]
+raise ValueError(told.ljust(1000, "#") + "{tail}")
+"""
+
+
 def attacks(lab):
     """Every generic attack on `lab`. Cheap: what needs the lab's grading files (its mistakes)
     is read when an attack is built, not here."""
@@ -325,6 +334,14 @@ def attacks(lab):
                    reference(lab, first), [fn(first, 1)], "import numpy",
                    "hoard = numpy.ones(10**11)\nreturn plain(*args, **kwargs)")),
                    "hoard = [bytearray(1 << 30) for _ in range(64)]\n", after_all)),
+        Attack("inputs-in-feedback", f"{functions[second]} raise an error whose message carries the inputs, the "
+               "caller's local names and, 1,000 characters on, a tail that must not reach the result",
+               zero=frozenset({second}),
+               build=lambda lab, s, b, c: answer(copy.deepcopy(s), second, wrapped(
+                   reference(lab, second), lab.activities[second].functions, "import sys",
+                   LEAK_BODY.format(tail=LEAK_TAIL))),
+               result_check=lambda result: f"the result quotes {LEAK_TAIL}" if LEAK_TAIL in json.dumps(result)
+               else None),
         Attack("output-flood", "all solved; a cell prints 300 MB", build=lambda lab, s, b, c: add_cell(
             copy.deepcopy(s), "import sys\nfor _ in range(300):\n    sys.stdout.write('x' * (1 << 20))\n",
             after_all)),
