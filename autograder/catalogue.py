@@ -103,15 +103,15 @@ def run_catalogue(lab_name, options, jobs, visible=True, only=None):
     The catalogue asks what a mistake costs on the student's own engine: its activity's points,
     and nothing in any activity that does not call it. The activities that do call it fail too;
     their re-grade on the reference engine is the same for every mistake of the activity, so it
-    is left to run_variants (one stubbed function at a time) and the grading tests."""
+    is left to the grading tests (tests/test_grading.py: each activity missing in turn)."""
     with warm(replace(options, rejudge=False)) as options:
         return _run_catalogue(grading_for(lab_name), options, jobs, visible, only)
 
 
 def run_variants(lab_name, mistakes, options, jobs):
     """A Row per Mistake of `mistakes` (any wrong answers, not only the catalogue's), graded in
-    one batch without the visible checks."""
-    with warm(options) as options:
+    one batch without the visible checks, on the student's own engine as run_catalogue does."""
+    with warm(replace(options, rejudge=False)) as options:
         return _run_mistakes(grading_for(lab_name).lab, mistakes, options, jobs, False)
 
 

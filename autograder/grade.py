@@ -293,9 +293,12 @@ def judged(case, reply):
 def judge_activity(session, probes, cases, quiet=False):
     """The Outcome of one activity's hidden cases. Every case is run, so the feedback can say
     how many failed; a case that stops the worker ends the activity. `quiet` keeps the
-    submission's own words out of the messages."""
+    submission's own words out of the messages, and stops at the first failure: a re-grade
+    needs only whether the activity passes."""
     failures, stopped, needed = [], None, False
     for number, case in enumerate(cases, start=1):
+        if quiet and failures:
+            break
         request = {"op": "probe", "source": f"{probes}\nprobe = {case.probe}\n",
                    "args": {key: encode(value) for key, value in case.args.items()}}
         try:

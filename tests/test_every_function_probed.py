@@ -2,8 +2,8 @@
 only that one function left as a stub must fail the activity, in every lab. Without this an
 activity can pass while a function it names still raises NotImplementedError (as vjp_tensor
 once did), because no hidden check ever called it. The variants go through the mistake
-catalogue's runner, one batch per lab, re-grades included: each stub costs its own activity and
-nothing else."""
+catalogue's runner, one batch per lab: each stub costs its own activity and nothing in the
+activities that do not call it."""
 import pytest
 
 from autograder.catalogue import run_variants
@@ -32,7 +32,7 @@ def test_a_stubbed_function_fails_its_activity(lab):
     passed = {row.mistake.description: row.grader_message for row in rows
               if row.lost != lab.activities[row.mistake.activity].points}
     assert passed == {}, "activities that pass with one of their functions a stub (no probe calls it): " + str(passed)
-    # The catalogue leaves the re-grade out: here each stub shows that it costs nothing elsewhere,
-    # the activities that call it being judged again on the reference engine.
+    # Judged on the student's engine: the activities that call the stub fail with it (their
+    # re-grade is tests/test_grading.py's), every other one keeps its points.
     elsewhere = [row.mistake.description for row in rows if not row.others_intact]
-    assert elsewhere == [], "stubs that cost points outside their activity: " + str(elsewhere)
+    assert elsewhere == [], "stubs that cost points in an activity that does not call them: " + str(elsewhere)

@@ -12,10 +12,14 @@ import pytest
 from autograder.catalogue import patched
 from autograder.labs import grading_for
 from tests.adversarial.common import wrong_answer
-from tests.helpers import CELL_TIMEOUT, ROOT, all_points, comparable, lab_notebook, nbgrader, read, required_points
+from tests.helpers import CELL_TIMEOUT, LABS, ROOT, all_points, comparable, lab_notebook, nbgrader, read, required_points
 from tests.submissions import answer_cell, save, with_answer, with_cell_after
 
 pytestmark = pytest.mark.slow
+
+# How a batch is run (one job or two, a whole-submission time limit) is the same code for every
+# lab: those re-runs are made for the first lab's batch, which the other tests check for every lab.
+FIRST_LAB_ONLY = pytest.mark.parametrize("lab", [LABS[0]], ids=[LABS[0].name], indirect=True, scope="session")
 
 # A student's own comparison with PyTorch and a plot of it, beside honest answers.
 TORCH_ASIDE = """import matplotlib.pyplot as plt
@@ -229,6 +233,7 @@ def test_feedback_page_per_submission_shows_points_and_failures(graded, lab):
     assert {p.stem for p in out.glob("*.html")} == set(results)
 
 
+@FIRST_LAB_ONLY
 def test_jobs_1_gives_the_same_results(graded, lab, tmp_path):
     folder = graded[0]
     subset = tmp_path / "subset"
@@ -243,7 +248,8 @@ def test_jobs_1_gives_the_same_results(graded, lab, tmp_path):
         assert comparable(json.loads((out / f"{name}.json").read_text())) == comparable(graded[3][name])
 
 
-def test_whole_submission_time_limit(graded, tmp_path):
+@FIRST_LAB_ONLY
+def test_whole_submission_time_limit(graded, lab, tmp_path):
     out = tmp_path / "out"
     run = subprocess.run([sys.executable, "-m", "autograder", "grade", str(graded[0] / "hang-cell.ipynb"),
                           "--out", str(out), "--timeout", "8", "--cell-timeout", "60"],

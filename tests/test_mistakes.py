@@ -1,7 +1,7 @@
 """The checks, checked, for every lab: each catalogued wrong answer must be caught by the
 grader, with a message naming the wrong quantity, costing exactly its activity's points and
 nothing in the activities that do not call it (those that do are re-graded on the reference
-engine: tests/test_every_function_probed.py and tests/test_grading.py).
+engine: tests/test_grading.py).
 The visible checks' catch rate is reported at the end of the run."""
 import pytest
 
