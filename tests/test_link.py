@@ -1,0 +1,113 @@
+"""The reference engine's line (autograder.worker.Link): reference code in one process works on
+the submission's objects in another. Reads of plain attributes come from the copy that travels
+with an object, so they must never be stale, and must never skip code the submission wrote."""
+import os
+
+import pytest
+
+from autograder import worker
+
+REFERENCE = '''
+def read_twice(v, poke):
+    first = v.data
+    v.grad = v.grad + 2 * first  # a one-way write
+    poke()  # the submission's code runs: every copy is stale after it
+    return first, v.data, v.grad
+
+def read_many(v, times):
+    return sum(v.data for _ in range(times))
+
+def write(v, value):
+    v.grad = value
+    v.label = "set"
+    return v.grad
+'''
+
+
+@pytest.fixture
+def line():
+    """The submission's side of a Link whose other end, a forked child, serves REFERENCE."""
+    to_reference, from_reference = os.pipe(), os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the reference side
+        os.close(to_reference[1])
+        os.close(from_reference[0])
+        try:
+            worker.serve_reference(worker.Link(to_reference[0], from_reference[1], serving=True), "", REFERENCE,
+                                   ["read_twice", "read_many", "write"])
+        finally:
+            os._exit(0)
+    os.close(to_reference[0])
+    os.close(from_reference[1])
+    link = worker.Link(from_reference[0], to_reference[1], serving=False)
+    link.namespace = {}
+    served = []
+    answer = link.answer
+    link.answer = lambda message: (served.append(message["op"]), answer(message))
+    try:
+        yield link, served
+    finally:
+        os.close(to_reference[1])
+        os.close(from_reference[0])
+        os.waitpid(pid, 0)
+
+
+def reference(link, name):
+    return link.request({"op": "function", "name": name})
+
+
+class Plain:
+    def __init__(self, data):
+        self.data, self.grad = data, 0.5
+
+
+def test_a_read_after_the_submissions_code_ran_sees_what_it_did(line):
+    link, _ = line
+    v = Plain(3.0)
+
+    def poke():
+        v.data = 10.0
+    assert reference(link, "read_twice")(v, poke) == (3.0, 10.0, 6.5)
+    assert v.grad == 6.5
+
+
+def test_reads_of_plain_attributes_do_not_cross_the_line(line):
+    link, served = line
+    assert reference(link, "read_many")(Plain(0.25), 200) == 50.0
+    assert served == []
+
+
+def test_writes_reach_the_submissions_object(line):
+    link, _ = line
+    v = Plain(1.0)
+    assert reference(link, "write")(v, 4.0) == 4.0
+    assert (v.grad, v.label) == (4.0, "set")
+
+
+class WithProperty(Plain):
+    reads = 0
+
+    @property
+    def data(self):
+        type(self).reads += 1
+        return self._data
+
+    @data.setter
+    def data(self, value):
+        self._data = value
+
+
+class WithSetattr(Plain):
+    def __setattr__(self, name, value):
+        object.__setattr__(self, name, value * 2 if name == "grad" else value)
+
+
+def test_code_the_submission_wrote_runs_for_every_access(line):
+    link, served = line
+    v = WithProperty(0.25)
+    WithProperty.reads = 0
+    assert reference(link, "read_many")(v, 5) == 1.25
+    assert WithProperty.reads == 5 and served.count("getattr") == 5
+    w = WithSetattr(1.0)
+    assert reference(link, "write")(w, 4.0) == 8.0
+    assert w.grad == 8.0
