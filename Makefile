@@ -24,13 +24,16 @@ $(SETUP): requirements.txt
 release: $(SETUP)
 	$(PY) build_student.py
 
-# The whole suite, notebook execution and grading included.
+# The whole suite, notebook execution and grading included, in TEST_PROCESSES processes: much of
+# grading waits (on time limits, and on workers that may not run side by side: autograder/rooms.py),
+# so one process leaves a core idle. tests/conftest.py keeps tests that share a fixture together.
+TEST_PROCESSES ?= 2
 test: $(SETUP)
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(TEST_PROCESSES) --dist loadgroup
 
 # The quick loop: everything but the tests that execute whole notebooks.
 test-fast: $(SETUP)
-	$(PY) -m pytest -m "not slow"
+	$(PY) -m pytest -n $(TEST_PROCESSES) --dist loadgroup -m "not slow"
 
 # After editing source/<lab>/<lab>.py: `make instructor LAB=<lab>` regenerates and executes its
 # paired .ipynb (every lab when LAB is not given).

@@ -10,7 +10,6 @@ from build_student import build
 from tests.helpers import LABS, ROOT, grade_command, lab_notebook, read
 from tests.submissions import save_class, variants
 
-CATCH_RATES = []  # (lab, visible caught, grader caught, mistakes), reported after the run
 CLASS_SIZE = 20
 
 
@@ -68,6 +67,25 @@ def uninterrupted(a_class, tmp_path_factory):
 
 
 def pytest_terminal_summary(terminalreporter):
-    for lab_name, visible, grader, total in CATCH_RATES:
+    """The mistake catalogues' catch rates (test_mistakes.py records them on its reports)."""
+    reports = [report for kind in ("passed", "failed") for report in terminalreporter.stats.get(kind, [])]
+    rates = [value for report in reports if report.when == "call"
+             for name, value in report.user_properties if name == "catch rate"]
+    for lab_name, visible, grader, total in sorted(rates):
         terminalreporter.write_line(f"mistake catalogue of {lab_name}: the grader catches {grader} of {total}, "
                                     f"the visible checks {visible} of {total}")
+
+
+def pytest_collection_modifyitems(config, items):
+    """`make test` runs the suite in two processes (pytest-xdist, --dist loadgroup). Tests that
+    share an expensive fixture go to one of them: a module's tests of one lab (its module-scoped
+    fixtures grade that lab), and every test of the graded class (`uninterrupted`)."""
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        if "uninterrupted" in item.fixturenames:
+            group = "the graded class"
+        else:
+            lab = item.callspec.params.get("lab") if hasattr(item, "callspec") else None
+            group = item.module.__name__ + (f"[{lab.name}]" if lab is not None else "")
+        item.add_marker(pytest.mark.xdist_group(group))
