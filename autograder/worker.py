@@ -41,6 +41,7 @@ _ndarray, _generic, _float64 = numpy.ndarray, numpy.generic, numpy.float64
 _dumps, _loads, _b64encode, _b64decode = json.dumps, json.loads, base64.b64encode, base64.b64decode
 _write, _read = os.write, os.read
 _isinstance, _type, _str, _dict, _exec, _compile = isinstance, type, str, dict, exec, compile
+_function = type(lambda: None)
 _asarray, _prod = numpy.asarray, math.prod
 _PLAIN = (bool, int, float, str, type(None))
 _MAX_ITEMS = 10000
@@ -311,6 +312,13 @@ class Link:
             attributes = snapshot(value)
             if attributes is not None:
                 packed["attrs"] = attributes
+        elif kind is _function and value.__closure__:
+            # The submission's objects a reference closure (a backward rule) will read: a call
+            # to it brings their attributes along. Their ids are all the submission learns.
+            held = [cell.cell_contents._id for cell in value.__closure__ if _type(cell.cell_contents) is Remote
+                    and cell.cell_contents._link is self]
+            if held:
+                packed["holds"] = held
         return packed
 
     def unpack(self, value):
@@ -320,7 +328,7 @@ class Link:
         if kind == "ref":
             found = self.proxies.get(value["id"])
             if found is None:
-                found = Remote(self, value["id"]) if self.serving else self._stub(value["id"])
+                found = Remote(self, value["id"]) if self.serving else self._stub(value["id"], value.get("holds", ()))
                 self.proxies[value["id"]] = found
             if self.serving and "attrs" in value:
                 found._remember(value["attrs"])
@@ -332,12 +340,16 @@ class Link:
             return {self.unpack(k): self.unpack(v) for k, v in value["items"]}
         return decode(value)
 
-    def _stub(self, ident):
-        link = self
+    def _stub(self, ident, holds=()):
+        link, holds = self, [held for held in holds if held in self.exports]
 
         def reference_function(*args, **kwargs):
-            return link.request({"op": "call", "target": ident, "args": link.pack(list(args), share_arrays=True),
-                                 "kwargs": link.pack(kwargs, share_arrays=True)})
+            message = {"op": "call", "target": ident, "args": link.pack(list(args), share_arrays=True),
+                       "kwargs": link.pack(kwargs, share_arrays=True)}
+            fresh = [[held, attributes] for held in holds if (attributes := snapshot(link.exports[held])) is not None]
+            if fresh:
+                message["fresh"] = fresh
+            return link.request(message)
 
         self.ids[("stub", id(reference_function))] = ident
         return reference_function
@@ -407,6 +419,9 @@ class Link:
                 return self.namespace[message["name"]]
             if op == "call":
                 target = self.exports[message["target"]]
+                for held, attributes in message.get("fresh", ()):
+                    if held in self.proxies:
+                        self.proxies[held]._remember(attributes)
                 return target(*self.unpack(message["args"]), **self.unpack(message["kwargs"]))
             raise PermissionError("the reference engine only answers calls")
         if op == "global":

@@ -17,6 +17,11 @@ def read_twice(v, poke):
 def read_many(v, times):
     return sum(v.data for _ in range(times))
 
+def rule_of(v):
+    def rule():
+        v.grad = v.grad + v.data
+    return rule
+
 def write(v, value):
     v.grad = value
     v.label = "set"
@@ -34,16 +39,16 @@ def line():
         os.close(from_reference[0])
         try:
             worker.serve_reference(worker.Link(to_reference[0], from_reference[1], serving=True), "", REFERENCE,
-                                   ["read_twice", "read_many", "write"])
+                                   ["read_twice", "read_many", "rule_of", "write"])
         finally:
             os._exit(0)
     os.close(to_reference[0])
     os.close(from_reference[1])
     link = worker.Link(from_reference[0], to_reference[1], serving=False)
     link.namespace = {}
-    served = []
+    served = []  # the requests the reference side waited on (not its one-way writes)
     answer = link.answer
-    link.answer = lambda message: (served.append(message["op"]), answer(message))
+    link.answer = lambda message: (message.get("oneway") or served.append(message["op"]), answer(message))
     try:
         yield link, served
     finally:
@@ -74,6 +79,17 @@ def test_a_read_after_the_submissions_code_ran_sees_what_it_did(line):
 def test_reads_of_plain_attributes_do_not_cross_the_line(line):
     link, served = line
     assert reference(link, "read_many")(Plain(0.25), 200) == 50.0
+    assert served == []
+
+
+def test_a_closure_reads_the_objects_it_holds_as_they_are_when_it_is_called(line):
+    link, served = line
+    v = Plain(2.0)
+    rule = reference(link, "rule_of")(v)
+    v.data, v.grad = 5.0, 1.0  # changed after the closure was made
+    rule()
+    rule()
+    assert (v.data, v.grad) == (5.0, 11.0)
     assert served == []
 
 
