@@ -29,11 +29,11 @@ release: $(SETUP)
 # so one process leaves a core idle. tests/conftest.py keeps tests that share a fixture together.
 TEST_PROCESSES ?= 2
 test: $(SETUP)
-	$(PY) -m pytest -n $(TEST_PROCESSES) --dist loadgroup
+	$(PY) -m pytest -n $(TEST_PROCESSES) --dist loadscope
 
 # The quick loop: everything but the tests that execute whole notebooks.
 test-fast: $(SETUP)
-	$(PY) -m pytest -n $(TEST_PROCESSES) --dist loadgroup -m "not slow"
+	$(PY) -m pytest -n $(TEST_PROCESSES) --dist loadscope -m "not slow"
 
 # After editing source/<lab>/<lab>.py: `make instructor LAB=<lab>` regenerates and executes its
 # paired .ipynb (every lab when LAB is not given).

@@ -76,16 +76,25 @@ def pytest_terminal_summary(terminalreporter):
                                     f"the visible checks {visible} of {total}")
 
 
-def pytest_collection_modifyitems(config, items):
-    """`make test` runs the suite in two processes (pytest-xdist, --dist loadgroup). Tests that
-    share an expensive fixture go to one of them: a module's tests of one lab (its module-scoped
-    fixtures grade that lab), and every test of the graded class (`uninterrupted`)."""
-    if not config.pluginmanager.hasplugin("xdist"):
-        return
-    for item in items:
-        if "uninterrupted" in item.fixturenames:
-            group = "the graded class"
-        else:
-            lab = item.callspec.params.get("lab") if hasattr(item, "callspec") else None
-            group = item.module.__name__ + (f"[{lab.name}]" if lab is not None else "")
-        item.add_marker(pytest.mark.xdist_group(group))
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """`make test` runs the suite in two processes (pytest-xdist). Tests that share an expensive
+    fixture go to one of them (see `shared_fixtures`)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class BySharedFixtures(LoadScopeScheduling):
+        def _split_scope(self, nodeid):
+            return shared_fixtures(nodeid)
+
+    return BySharedFixtures(config, log)
+
+
+def shared_fixtures(nodeid):
+    """The group of the test `nodeid`: a module's tests of one lab (its module-scoped fixtures
+    grade that lab), and every test of the graded class (the session's `uninterrupted`)."""
+    module, _, name = nodeid.partition("::")
+    if "uninterrupted" in (ROOT / module).read_text():
+        return "the graded class"
+    params = name[name.find("[") + 1:-1].split("-") if name.endswith("]") else []
+    labs = [lab.name for lab in LABS if lab.name in params]
+    return f"{module} of {labs[0]}" if labs else module
