@@ -40,11 +40,12 @@ import numpy
 _ndarray, _generic, _float64 = numpy.ndarray, numpy.generic, numpy.float64
 _dumps, _loads, _b64encode, _b64decode = json.dumps, json.loads, base64.b64encode, base64.b64decode
 _write, _read = os.write, os.read
-_isinstance, _type, _str, _dict, _exec, _compile = isinstance, type, str, dict, exec, compile
+_isinstance, _type, _str, _dict, _exec, _compile, _len = isinstance, type, str, dict, exec, compile, len
 _function = type(lambda: None)
 _asarray, _prod = numpy.asarray, math.prod
 _PLAIN = (bool, int, float, str, type(None))
 _MAX_ITEMS = 10000
+_MAX_STRING = 2000
 # The largest reply of the labs' solved notebooks is 10.7 MB: a forward-mode case of 500,000
 # entries that only one forward pass can answer in time (tensor_engine's C; the others are under
 # 0.25 MB). 24 MiB leaves room for twice that, while what the grader's JSON parser makes of a
@@ -58,9 +59,21 @@ QUOTED = 160
 _MAX_DIMENSIONS = 32
 
 
+def _plain_tree(value, depth):
+    """Whether `value` is a list of numbers, strings, None and such lists, within encode's limits
+    (depth, items, string length): JSON carries it as it is, floats exactly (repr round-trips).
+    Tuples and dicts are not: JSON would not give them back as they were."""
+    kind = _type(value)
+    if kind is list:
+        return depth < 6 and _len(value) <= _MAX_ITEMS and all(_plain_tree(item, depth + 1) for item in value)
+    return kind in _PLAIN and (kind is not str or _len(value) <= _MAX_STRING)
+
+
 def encode(value, depth=0):
     """Describe `value` without calling any method a submission could have defined."""
     kind = _type(value)
+    if kind is list and _plain_tree(value, depth):  # most of what probes send and get: one cheap walk
+        return {"kind": "plain", "value": value}
     if kind is _ndarray:
         out = {"kind": "ndarray", "dtype": value.dtype.str, "shape": list(value.shape)}
         if value.dtype.kind in "biuf" and value.size <= 10_000_000:
@@ -70,7 +83,7 @@ def encode(value, depth=0):
         if kind is float:
             return {"kind": "float", "hex": value.hex()}
         if kind is str:
-            return {"kind": "str", "value": value[:2000]}
+            return {"kind": "str", "value": value[:_MAX_STRING]}
         return {"kind": kind.__name__, "value": value}
     if _isinstance(value, _generic) and kind.__module__ == "numpy":
         return {"kind": "scalar", "dtype": value.dtype.str, "data": encode(_asarray(value))["data"]
@@ -120,6 +133,10 @@ def decode(value):
         return array if kind == "ndarray" else array[()]
     if kind == "float":
         return float.fromhex(value["hex"])
+    if kind == "plain":
+        if not _plain_tree(value["value"], 0):
+            raise ValueError("a plain list holding something encode() would not send as one")
+        return value["value"]
     if kind in ("list", "tuple"):
         items = [decode(item) for item in value["items"]]
         return items if kind == "list" else tuple(items)

@@ -5,6 +5,7 @@ import errno
 import json
 import os
 import subprocess
+import struct
 import sys
 import tracemalloc
 
@@ -101,6 +102,25 @@ def test_decode_still_reads_what_encode_writes():
     for value in (numpy.arange(6.0).reshape(2, 3), numpy.int32(4), numpy.zeros((0, 3)), [1.5, (2, "x")]):
         back = decode(json.loads(json.dumps(encode(value))))
         assert numpy.array_equal(back, value) if isinstance(value, numpy.ndarray | numpy.generic) else back == value
+
+
+def test_plain_lists_come_back_bit_for_bit_and_with_their_types():
+    """Lists of numbers travel as JSON itself (the probes' most common value): every float to the
+    last bit, its sign and NaN included, and bools, ints and None not taken for one another."""
+    value = [0.1, -0.0, 5e-324, float("inf"), -float("inf"), float("nan"), 2.0 ** 60, [1, True, None, "s"], []]
+    encoded = encode(value)
+    back = decode(json.loads(json.dumps(encoded)))
+    assert encoded["kind"] == "plain"
+    assert [type(item) for item in back] == [type(item) for item in value]
+    assert [struct.pack("<d", item) for item in back[:7]] == [struct.pack("<d", item) for item in value[:7]]
+    assert [type(item) for item in back[7]] == [int, bool, type(None), str]
+
+
+@pytest.mark.parametrize("forged", [[{"a": 1}], [[[[[[[1]]]]]]], ["x" * 5000], [0] * 10_001],
+                         ids=["dict-inside", "too-deep", "long-string", "too-long"])
+def test_decode_refuses_plain_lists_encode_never_makes(forged):
+    with pytest.raises(ValueError):
+        decode({"kind": "plain", "value": forged})
 
 
 @pytest.mark.parametrize("warm", [pytest.param(True, marks=pytest.mark.slow), False], ids=["warm", "cold"])
