@@ -10,7 +10,7 @@ from build_student import build
 from tests.helpers import LABS, ROOT, grade_command, lab_notebook, read
 from tests.submissions import save_class, variants
 
-CLASS_SIZE = 20
+CLASS_SIZE = 12
 
 
 @pytest.fixture(scope="session", params=LABS, ids=[lab.name for lab in LABS])

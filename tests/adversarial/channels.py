@@ -88,7 +88,8 @@ def capture_build(lab, solved, blank, context):
 def attacks(lab):
     made = [
         Attack("lock-channel-writer", "all solved; its cells hold a lock on a range of a file every sandbox sees",
-               build=lambda lab, s, b, c: add_cell(stubbed(s, b), LOCK_WRITER, after=f"{list(lab.activities)[0]}-answer")),
+               build=lambda lab, s, b, c: add_cell(stubbed(s, b), LOCK_WRITER, after=f"{list(lab.activities)[0]}-answer"),
+               on_the_process=True),
     ]
     first = list(lab.activities)[0]
     made.append(Attack(
@@ -97,10 +98,11 @@ def attacks(lab):
         build=lambda lab, s, b, c: answer(stubbed(s, b), first, wrapped(
             wrong_answer(lab, first), lab.activities[first].functions, LOCK_READER,
             f"if _message_waiting():\n    _scope = dict(globals())\n    exec({json.dumps(reference(lab, first))}, _scope)\n"
-            "    return _scope[plain.__name__](*args, **kwargs)\nreturn plain(*args, **kwargs)"))))
+            "    return _scope[plain.__name__](*args, **kwargs)\nreturn plain(*args, **kwargs)")),
+        on_the_process=True))
     pair = dependency_pair(lab)
     if pair is not None:
         made.append(Attack("reference-capture", f"{pair[0]} wrong; {pair[1]} is right only if the reference of "
                            f"{pair[0]} can be seen in its re-grade's process", zero=frozenset(pair),
-                           build=capture_build))
+                           build=capture_build, on_the_process=True))
     return made

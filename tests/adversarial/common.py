@@ -17,6 +17,9 @@ class Attack:
     # a function that makes the attack's entry at the path it is given (files.py)
     host_check: object = None  # (context) -> None or a message about a trace left on the machine
     result_check: object = None  # (result) -> None or what the result gives away that it must not
+    # The attack works on the worker or the machine (files, signals, limits, pipes), not on what a
+    # check believes: its result could depend on how workers start and how busy the machine is.
+    on_the_process: bool = False
 
     def expected(self):
         if self.status != "graded":

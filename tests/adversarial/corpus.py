@@ -53,9 +53,8 @@ def new_context(batch, out):
 
 def on_the_process(lab):
     """The names of the attacks on the worker and the machine rather than on what a check
-    believes (generic.py, channels.py, faults.py): those whose results could depend on how
-    workers start and how busy the machine is."""
-    return {attack.name for attack in generic.attacks(lab) + channels.attacks(lab) + faults.attacks(lab)}
+    believes: those whose results could depend on how workers start and how busy the machine is."""
+    return {attack.name for attack in attacks(lab) if attack.on_the_process}
 
 
 def write_corpus(lab, folder, solved, blank, context, chosen=None):

@@ -101,22 +101,22 @@ def attacks(lab):
         Attack("deep-reply-lines", f"{first}'s functions answer wrongly after writing a line of 100,000 '[' and a "
                "reply with the request's tag nested 200 deep to the grader's pipe", zero=frozenset({first}),
                build=lambda lab, s, b, c: answer(copy.deepcopy(s), first, wrapped(
-                   wrong_answer(lab, first), names[first], REPLY_PIPE, DEEP_LINES))),
+                   wrong_answer(lab, first), names[first], REPLY_PIPE, DEEP_LINES)), on_the_process=True),
         Attack("huge-reply-line", f"{second}'s functions answer wrongly after writing a 48 MiB line to the "
                "grader's pipe", zero=frozenset({second}),
                build=lambda lab, s, b, c: answer(copy.deepcopy(s), second, wrapped(
-                   wrong_answer(lab, second), names[second], REPLY_PIPE, HUGE_LINE))),
+                   wrong_answer(lab, second), names[second], REPLY_PIPE, HUGE_LINE)), on_the_process=True),
         Attack("print-exits", f"{printing}'s answer cell makes print end the process, which kills the lab's "
                "given cells that print after it, and its functions print", zero=frozenset({printing}),
                build=lambda lab, s, b, c: answer(copy.deepcopy(s), printing, wrapped(
                    reference(lab, printing), names[printing], PRINT_EXITS,
-                   "print('answering')\nreturn plain(*args, **kwargs)"))),
+                   "print('answering')\nreturn plain(*args, **kwargs)")), on_the_process=True),
         Attack("deep-tree", "all solved; a cell leaves 2,500-deep folder trees in its folder and /tmp, a FIFO "
                "and a symlink to /", build=lambda lab, s, b, c: add_cell(
-                   copy.deepcopy(s), DEEP_TREE.format(**c), after_all), host_check=left_behind),
+                   copy.deepcopy(s), DEEP_TREE.format(**c), after_all), host_check=left_behind, on_the_process=True),
         Attack("fill-disk", "all solved; a cell writes 64 MiB files into its folder and /tmp until the disk "
                "is full", build=lambda lab, s, b, c: add_cell(copy.deepcopy(s), FILL_DISK.format(**c), after_all),
-               host_check=left_behind),
+               host_check=left_behind, on_the_process=True),
     ]
 
 

@@ -292,48 +292,51 @@ def attacks(lab):
                "else a wrong answer", zero=frozenset({fourth}),
                build=lambda lab, s, b, c: answer(copy.deepcopy(s), fourth, fill(
                    READ_SOURCE, root=c["root"], lab=lab.name, activity=fourth,
-                   wrong=indent(wrong_answer(lab, fourth))))),
+                   wrong=indent(wrong_answer(lab, fourth)))), on_the_process=True),
         Attack("read-hidden-checks", f"{third} is correct only if the grader's hidden checks are readable",
                zero=frozenset({third}), build=lambda lab, s, b, c: answer(copy.deepcopy(s), third, fill(
                    READ_HIDDEN, root=c["root"], lab=lab.name, reference=indent(reference(lab, third)),
-                   wrong=indent(wrong_answer(lab, third))))),
+                   wrong=indent(wrong_answer(lab, third)))), on_the_process=True),
         Attack("read-gradebook-submissions", f"{second} is correct only if a gradebook, results or other "
                "submissions are found", zero=frozenset({second}),
                build=lambda lab, s, b, c: answer(copy.deepcopy(s), second, fill(
                    READ_GRADEBOOK, root=c["root"], out=c["out"], batch=c["batch"],
-                   reference=indent(reference(lab, second)), wrong=indent(wrong_answer(lab, second))))),
+                   reference=indent(reference(lab, second)), wrong=indent(wrong_answer(lab, second)))),
+               on_the_process=True),
         Attack("write-outside", "all solved; writes files in /tmp, the course, HOME and the batch folder",
                build=lambda lab, s, b, c: add_cell(copy.deepcopy(s), WRITE_OUTSIDE.format(**c), after_all),
-               host_check=written_outside),
+               host_check=written_outside, on_the_process=True),
         Attack("sys-exit", f"{third}'s cell calls sys.exit() before defining anything", zero=frozenset({third}),
                build=lambda lab, s, b, c: answer(copy.deepcopy(s), third,
-                                                 "import sys\nsys.exit(0)\n" + reference(lab, third))),
+                                                 "import sys\nsys.exit(0)\n" + reference(lab, third)),
+               on_the_process=True),
         Attack("os-exit-in-function", f"{fn(first, 0)} calls os._exit(0)", zero=frozenset({first}),
                build=lambda lab, s, b, c: answer(copy.deepcopy(s), first, reference(lab, first) +
                                                  f"\n\ndef {fn(first, 0)}(*args, **kwargs):\n"
-                                                 "    import os\n    os._exit(0)\n")),
+                                                 "    import os\n    os._exit(0)\n"), on_the_process=True),
         Attack("sigkill-in-function", f"{fn(fourth, 1)} sends SIGKILL to its own process", zero=frozenset({fourth}),
                build=lambda lab, s, b, c: answer(copy.deepcopy(s), fourth, reference(lab, fourth) +
                                                  f"\n\ndef {fn(fourth, 1)}(*args, **kwargs):\n"
                                                  "    import os, signal\n"
-                                                 "    os.kill(os.getpid(), signal.SIGKILL)\n")),
+                                                 "    os.kill(os.getpid(), signal.SIGKILL)\n"), on_the_process=True),
         Attack("sigkill-cell", "all solved; a last cell kills the process", build=lambda lab, s, b, c: add_cell(
-            copy.deepcopy(s), "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n", after_all)),
+            copy.deepcopy(s), "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n", after_all),
+               on_the_process=True),
         Attack("infinite-loop", f"{fn(third, 0)} never returns", zero=frozenset({third}),
                build=lambda lab, s, b, c: answer(copy.deepcopy(s), third, reference(lab, third) +
                                                  f"\n\ndef {fn(third, 0)}(*args, **kwargs):\n"
-                                                 "    while True:\n        pass\n")),
+                                                 "    while True:\n        pass\n"), on_the_process=True),
         Attack("lingering-processes", "all solved; starts detached and double-forked sleepers",
                build=lambda lab, s, b, c: add_cell(copy.deepcopy(s), LINGER.format(**c), after_all),
-               host_check=lingering),
+               host_check=lingering, on_the_process=True),
         Attack("fork-bomb", "all solved; a cell forks without end", build=lambda lab, s, b, c: add_cell(
-            copy.deepcopy(s), FORK_BOMB, after_all)),
+            copy.deepcopy(s), FORK_BOMB, after_all), on_the_process=True),
         Attack("memory-bomb", f"{fn(first, 1)} allocates 800 GB before answering correctly; another cell hoards "
                "memory", zero=frozenset({first}),
                build=lambda lab, s, b, c: add_cell(answer(copy.deepcopy(s), first, wrapped(
                    reference(lab, first), [fn(first, 1)], "import numpy",
                    "hoard = numpy.ones(10**11)\nreturn plain(*args, **kwargs)")),
-                   "hoard = [bytearray(1 << 30) for _ in range(64)]\n", after_all)),
+                   "hoard = [bytearray(1 << 30) for _ in range(64)]\n", after_all), on_the_process=True),
         Attack("inputs-in-feedback", f"{functions[second]} raise an error whose message carries the inputs, the "
                "caller's local names and, 1,000 characters on, a tail that must not reach the result",
                zero=frozenset({second}),
@@ -344,15 +347,15 @@ def attacks(lab):
                else None),
         Attack("output-flood", "all solved; a cell prints 300 MB", build=lambda lab, s, b, c: add_cell(
             copy.deepcopy(s), "import sys\nfor _ in range(300):\n    sys.stdout.write('x' * (1 << 20))\n",
-            after_all)),
+            after_all), on_the_process=True),
         Attack("import-sabotage", f"{first} unsolved; json, base64, os.write and os.read replaced in the kernel",
                zero=frozenset({first}),
-               build=lambda lab, s, b, c: add_cell(stubbed(s, b, first), SABOTAGE, after_all)),
+               build=lambda lab, s, b, c: add_cell(stubbed(s, b, first), SABOTAGE, after_all), on_the_process=True),
         Attack("forged-replies", f"{' and '.join(dict.fromkeys((first, second)))} unsolved; writes forged "
                "replies (blind, malformed, and with the running request's tag) to the grader's pipe",
                zero=frozenset({first, second}),
                build=lambda lab, s, b, c: add_cell(stubbed(s, b, *dict.fromkeys((first, second))), FORGE,
-                                                   f"{first}-answer")),
+                                                   f"{first}-answer"), on_the_process=True),
         Attack("invalid-json", "a file that is not JSON", status="invalid_notebook",
                build=lambda lab, s, b, c: ('{"cells": [{"cell_type": "code", "source": "def '
                                            f'{fn(first, 0)}(').encode()),
