@@ -331,26 +331,42 @@ class Zygote:
 class Pool:
     """The zygotes of a grading run, one per set of hidden modules: workers that may use PyTorch
     fork from one that imported it, workers that grade without it from one that never did, so
-    that no reference to PyTorch can survive into them. Needs root and control groups."""
+    that no reference to PyTorch can survive into them. Needs root and control groups.
 
-    def __init__(self, zygotes):
-        self.zygotes = zygotes
+    The zygote without PyTorch starts at once (every lab grades some activity without it); the
+    other only when a worker first needs it, so that a run that never grades with PyTorch (a lab
+    without such activities, notebooks that are not gradable) never imports it."""
+
+    KINDS = ((), WITHOUT_PYTORCH)
+
+    def __init__(self, modules):
+        self.modules, self.zygotes, self._lock = modules, {}, threading.Lock()
+        self._launched(WITHOUT_PYTORCH)
 
     @classmethod
     def launch(cls, modules):
         if os.geteuid() != 0 or not cgroups_available() or not bwrap_available():
             return None
-        return cls({hidden: Zygote.launch(modules, hidden) for hidden in ((), WITHOUT_PYTORCH)})
+        return cls(modules)
+
+    def _launched(self, hidden):
+        with self._lock:
+            if hidden not in self.zygotes:
+                self.zygotes[hidden] = Zygote.launch(self.modules, hidden)
+            return self.zygotes[hidden]
 
     def zygote(self, hidden):
         """The zygote for workers without the modules `hidden`, if it can fork them."""
-        found = self.zygotes.get(tuple(hidden))
-        return found if found is not None and found.usable() else None
+        hidden = tuple(hidden)
+        if hidden not in self.KINDS:
+            return None
+        found = self._launched(hidden)
+        return found if found.usable() else None
 
     def close(self):
-        for zygote in self.zygotes.values():
-            zygote.close()
-
+        with self._lock:
+            for zygote in self.zygotes.values():
+                zygote.close()
 
 class Forked:
     """A pooled worker's process, answering `pid` and `wait` like subprocess.Popen."""

@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from autograder.sandbox import Limits, Pool, Worker
+from autograder.sandbox import WITHOUT_PYTORCH, Limits, Pool, Worker
 from autograder.warm import lab_imports
 from autograder.worker import decode
 
@@ -53,8 +53,8 @@ def probe():
 def pool():
     started = Pool.launch(lab_imports())
     assert started is not None, "the warm pool needs root, control groups and bubblewrap (see tools/install-debian.sh)"
-    for hidden, zygote in started.zygotes.items():
-        assert zygote.usable(), f"the zygote without {hidden or 'nothing'} could not fork a working worker"
+    for hidden in Pool.KINDS:
+        assert started.zygote(hidden) is not None, f"the zygote without {hidden or 'nothing'} cannot fork a worker"
     yield started
     started.close()
 
@@ -107,3 +107,20 @@ def test_the_zygotes_stay_single_threaded_after_forks(pool, tmp_path):
     look_around(pool, tmp_path, "third")
     for zygote in pool.zygotes.values():
         assert len(os.listdir(f"/proc/{zygote.process.pid}/task")) == 1
+
+
+def test_a_lab_graded_without_pytorch_never_starts_its_zygote(solved_dir):
+    """Only a worker that may use PyTorch needs the zygote that imported it: grading a lab that
+    has no such activity leaves it unstarted (and its import uncosted)."""
+    from autograder.grade import Options, grade
+    from autograder.labs import grading_for
+    from tests.helpers import LABS, all_points, lab_notebook
+
+    lab = next(lab for lab in LABS if not grading_for(lab.name).uses_pytorch)
+    started = Pool.launch(lab_imports())
+    try:
+        result, _ = grade(lab_notebook(solved_dir, lab), Options(pool=started))
+        assert result["score"] == all_points(lab), result
+        assert set(started.zygotes) == {WITHOUT_PYTORCH}
+    finally:
+        started.close()
