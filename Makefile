@@ -25,9 +25,9 @@ release: $(SETUP)
 	$(PY) build_student.py
 
 # The whole suite, notebook execution and grading included, in TEST_PROCESSES processes: much of
-# grading waits (on time limits, and on workers that may not run side by side: autograder/rooms.py).
-# In two processes on 2 cores the suite's processes used 4,150 CPU seconds in 4,900 s, 42% of the
-# cores, so a third process fills the gaps. tests/conftest.py keeps tests that share a fixture together.
+# grading waits (on time limits, and on workers that may not run side by side: autograder/rooms.py),
+# and the last long tests would leave a core idle. A fresh clone's run in three processes kept both
+# cores of a 2-core machine 99.7% busy (/proc/stat). tests/conftest.py keeps tests that share a fixture together.
 TEST_PROCESSES ?= 3
 test: $(SETUP)
 	$(PY) -m pytest -n $(TEST_PROCESSES) --dist loadscope
