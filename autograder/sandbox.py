@@ -368,6 +368,7 @@ class Pool:
             for zygote in self.zygotes.values():
                 zygote.close()
 
+
 class Forked:
     """A pooled worker's process, answering `pid` and `wait` like subprocess.Popen."""
 
