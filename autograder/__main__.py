@@ -1,16 +1,19 @@
-"""python -m autograder grade PATH... --out DIR [--jobs N | --scheduler ADDRESS] [--db URL] [--regrade] [limits]
-                           [--secret-file PATH]
+"""python -m autograder grade PATH... --out DIR [--jobs N | --scheduler ADDRESS] [--db URL] [--regrade]
+                           [--lab LAB] [--student STUDENT] [--course FILE] [limits] [--secret-file PATH]
 python -m autograder gradescope LAB --out FILE.zip [--secret-file PATH]
 
-Grades submitted notebooks (files, or folders searched for *.ipynb) and writes, in DIR:
-<name>.json (Gradescope results schema plus `status`), <name>.html (feedback), grades.csv,
-and the grades in nbgrader's gradebook (default sqlite:///DIR/gradebook.db) with the
-autograded notebooks nbgrader's generate_feedback reads. <name> is the student id of
-nbgrader's submitted/<student>/<lab>/ layout, else the file's stem. Exits 0 once every
-submission has a result, whatever the scores. A run grades only the submissions without a
-current result in DIR (same notebook, grader, lab and course secret), so an interrupted batch
-goes on where it stopped; --regrade grades them all. The course secret chooses each
-submission's hidden inputs (see autograder/secret.py).
+Grades submitted notebooks (files, or folders searched for *.ipynb). Every record is keyed by
+(student, lab): the student is the id of nbgrader's submitted/<student>/<lab>/ layout, else the
+file's stem. In DIR it writes <student>/<lab>.json (Gradescope results schema plus `status`) and
+<student>/<lab>.html (feedback), the grades in nbgrader's gradebook (default
+sqlite:///DIR/gradebook.db) with the autograded notebooks nbgrader's generate_feedback reads,
+and the class's tables, rebuilt from every record in DIR after each run: grades.csv,
+grades-<lab>.csv and course.csv. Due dates and the late policy come from the course file
+(course.toml; see autograder/lateness.py). Exits 0 once every submission has a result, whatever
+the scores. A run grades only the submissions without a current result in DIR (same notebook,
+grader, lab and course secret), so an interrupted batch goes on where it stopped; --regrade
+grades them all, and --lab and --student choose the records a run grades, leaving the others
+as they are. The course secret chooses each submission's hidden inputs (see autograder/secret.py).
 
 `gradescope` writes LAB's Gradescope autograder bundle, which grades each submission there with
 this same grader and sandbox.
@@ -36,6 +39,13 @@ def main(argv=None):
                          help="grade on this Dask cluster (tcp://HOST:8786) instead of the local pool; --jobs is unused")
     grading.add_argument("--regrade", action="store_true",
                          help="grade every submission again, even those with a current result in DIR")
+    grading.add_argument("--lab", action="append", metavar="LAB",
+                         help="grade only the records of this lab (repeatable); the tables still show the whole class")
+    grading.add_argument("--student", action="append", metavar="STUDENT",
+                         help="grade only the records of this student (repeatable)")
+    grading.add_argument("--course", metavar="FILE",
+                         help="the course file with due dates and the late policy (default: course.toml in the "
+                              "course root, if there is one; see autograder/lateness.py)")
     catalogue = commands.add_parser("mistakes", help="run a lab's catalogue of wrong answers through the checks")
     catalogue.add_argument("--lab", action="append", help="a lab to run (repeatable; default: every lab)")
     bundle = commands.add_parser("gradescope", help="write a lab's Gradescope autograder bundle")

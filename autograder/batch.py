@@ -5,18 +5,19 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import replace
 
 from autograder.grade import error_result, grade
-from autograder.sandbox import Pool
+from autograder.sandbox import EVERY_WORKER, Pool
 from autograder.warm import lab_imports
 from autograder.submission import student_name
 
 
-def safe_grade(path, options):
+def safe_grade(path, options, expected_lab=None):
     """Grading never raises: a grader bug becomes a result too, and the batch goes on."""
     try:
-        return grade(path, options)
+        return grade(path, options, expected_lab)
     except Exception as error:  # the batch must finish whatever one notebook does
         detail = "".join(traceback.format_exception_only(type(error), error)).strip()
-        return error_result(student_name(path), path, "grader_error", f"the grader failed: {detail}", 0.0), {}
+        return error_result(student_name(path), path, "grader_error", f"the grader failed: {detail}", 0.0,
+                            expected_lab), {}
 
 
 @contextmanager
@@ -31,18 +32,23 @@ def warm(options):
             zygote.close()
 
 
-def grade_all(named_paths, options, jobs, on_result):
-    """Grade (name, path) pairs with `jobs` at a time; call on_result(name, result, answers)
-    from this thread as each one finishes. Workers are subprocesses, so threads suffice."""
+def grade_all(submissions, options, jobs, on_result, on_start=lambda submission: None):
+    """Grade roster.Submissions with `jobs` at a time; call on_start(submission) as each one
+    starts, and on_result(submission, result, answers) from this thread as each one finishes.
+    Workers are subprocesses, so threads suffice."""
+    def one(submission):
+        on_start(submission)
+        return safe_grade(submission.path, options, submission.expected)
+
     with warm(options) as options:
         with ThreadPoolExecutor(max_workers=jobs) as threads:
-            pending = {threads.submit(safe_grade, path, options): name for name, path in named_paths}
+            pending = {threads.submit(one, submission): submission for submission in submissions}
             try:
                 for future in as_completed(pending):
                     result, answers = future.result()
-                    result["extra_data"]["submission"] = pending[future]
                     on_result(pending[future], result, answers)
             except KeyboardInterrupt:  # Ctrl-C: start nothing new; what has no result yet is graded next run
                 for future in pending:
                     future.cancel()
+                EVERY_WORKER.stop()  # so that the threads end now, not when what they grade is done
                 raise

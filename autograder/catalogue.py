@@ -15,6 +15,7 @@ import nbformat
 from autograder.batch import grade_all, warm
 from autograder.grade import Clock, Session, Sessions, judge_activity
 from autograder.labs import grading_for
+from autograder.roster import Submission
 from autograder.sandbox import WorkerFailure
 from autograder.submission import Step, program
 from autograder.vocabulary import Mistake
@@ -131,18 +132,18 @@ def _run_mistakes(lab, mistakes, options, jobs, visible):
             next(c for c in notebook.cells if c.id == f"{mistake.activity}-answer").source = answer
             path = Path(scratch) / f"mistake-{number:02d}.ipynb"
             nbformat.write(notebook, path)
-            named.append((path.stem, path))
+            named.append(Submission(path.stem, lab.name, path, expected=lab.name))
         graded = {}
-        grade_all(named, options, jobs, lambda name, result, _: graded.__setitem__(name, result))
+        grade_all(named, options, jobs, lambda submission, result, _: graded.__setitem__(submission, result))
     verdicts = [(None, None)] * len(mistakes)
     if visible:
         with ThreadPoolExecutor(max_workers=jobs) as threads:
             verdicts = list(threads.map(lambda pair: visible_verdict(lab, pair[0].activity, pair[1], options),
                                     zip(mistakes, answers)))
     rows = []
-    for (name, _), mistake, (seen, seen_message) in zip(named, mistakes, verdicts):
-        tests = {test["name"]: test for test in graded[name]["tests"]}
-        mine = tests.get(mistake.activity, {"score": 0, "max_score": 0, "output": graded[name]["output"]})
+    for submission, mistake, (seen, seen_message) in zip(named, mistakes, verdicts):
+        tests = {test["name"]: test for test in graded[submission]["tests"]}
+        mine = tests.get(mistake.activity, {"score": 0, "max_score": 0, "output": graded[submission]["output"]})
         callers = set() if options.rejudge else {a for a, needs in depends.items() if mistake.activity in needs}
         intact = all(t["score"] == t["max_score"] for key, t in tests.items()
                      if key != mistake.activity and key not in callers)

@@ -10,6 +10,7 @@ Only the client writes results, the CSV and the gradebook. The scheduler runs a 
 elsewhere when its worker is lost; a task that still fails leaves its submission without a
 result, for the next run to grade.
 """
+import sys
 import tempfile
 import threading
 import time
@@ -20,7 +21,7 @@ from pathlib import Path
 from autograder.batch import safe_grade
 from autograder.grade import Options
 from autograder.results_store import grader_version, lab_version
-from autograder.sandbox import Limits, Pool, choose_sandbox
+from autograder.sandbox import Limits, Pool, Stopper, choose_sandbox, stopping
 from autograder.submission import SubmissionError, read_submission
 from autograder.secret import submission_seed
 from autograder.warm import lab_imports
@@ -28,6 +29,7 @@ from autograder.warm import lab_imports
 QUEUED_PER_THREAD = 2  # tasks handed out per worker thread: workers never wait, few notebooks sit in memory
 THREADS_SECONDS = 5  # how often the client asks how many worker threads there are now
 WAIT_FOR_WORKERS = 120  # seconds a cluster without workers gets before the command gives up
+WATCH_SECONDS = 2  # how often a task asks whether it is still wanted
 
 
 @dataclass(frozen=True)
@@ -57,17 +59,35 @@ def node_options(settings):
         return _node_options[settings]
 
 
-def grade_task(filename, data, settings, seed):
+def watch(worker, key, stopper, done):
+    """Until `done`, stop the grading of task `key` once the scheduler no longer wants it (its
+    client cancelled it, or died): Dask cannot stop a task's thread, but the grading's own
+    workers can be killed, and then no new one starts."""
+    while not done.wait(WATCH_SECONDS):
+        task = worker.state.tasks.get(key)
+        if task is None or task.state in ("cancelled", "released", "forgotten"):
+            print(f"autograder: task {key} is no longer wanted; its grading stopped", file=sys.stderr, flush=True)
+            stopper.stop()
+            return
+
+
+def grade_task(filename, data, settings, seed, expected_lab=None):
     """Runs on a Dask worker: (result, answers, versions) for one notebook given as bytes, its
-    hidden inputs drawn from `seed`."""
+    hidden inputs drawn from `seed`, handed in as `expected_lab` (None: any lab)."""
     from distributed import get_worker
 
-    with tempfile.TemporaryDirectory(prefix="submission-") as folder:
+    worker, stopper, done = get_worker(), Stopper(), threading.Event()
+    watcher = threading.Thread(target=watch, args=(worker, worker.get_current_task(), stopper, done), daemon=True)
+    watcher.start()
+    with tempfile.TemporaryDirectory(prefix="submission-") as folder, stopping(stopper):
         path = Path(folder) / filename
         path.write_bytes(data)
-        result, answers = safe_grade(path, replace(node_options(settings), seed=seed))
+        try:
+            result, answers = safe_grade(path, replace(node_options(settings), seed=seed), expected_lab)
+        finally:
+            done.set()
     versions = {"grader": grader_version(), "lab": lab_version(result["extra_data"]["lab"]),
-                "worker": get_worker().address}
+                "worker": worker.address}
     return result, answers, versions
 
 
@@ -96,46 +116,50 @@ def readable(path):
         return None
 
 
-def grade_on_cluster(client, named_paths, settings, secret, on_result):
-    """Grade (name, path) pairs on the cluster with the course `secret` and call
-    on_result(name, result, answers) here as each one finishes. Returns the messages of the
-    submissions left without a result."""
+def grade_on_cluster(client, submissions, settings, secret, on_result, on_start=lambda submission: None):
+    """Grade roster.Submissions on the cluster with the course `secret`; call on_start(submission)
+    as each is sent and on_result(submission, result, answers) here as each one finishes. Returns
+    the messages of the submissions left without a result."""
     from distributed import as_completed
 
-    queue, sent, running, failures = list(reversed(named_paths)), {}, as_completed(loop=client.loop), []
+    queue, sent, running, failures = list(reversed(submissions)), {}, as_completed(loop=client.loop), []
     threads = {"count": 1, "asked": -THREADS_SECONDS}
 
     def hand_out():
         if time.monotonic() - threads["asked"] >= THREADS_SECONDS:  # workers come and go
             threads.update(count=max(sum(client.nthreads().values()), 1), asked=time.monotonic())
         while queue and len(sent) < QUEUED_PER_THREAD * threads["count"]:
-            name, path = queue.pop()
-            data = readable(path)
+            submission = queue.pop()
+            data = readable(submission.path)
             if data is None:  # unreadable or too large: the client's reader gives that result at once
-                result, answers = safe_grade(path, Options(secret=secret))
-                result["extra_data"]["submission"] = name
-                on_result(name, result, answers)
+                result, answers = safe_grade(submission.path, Options(secret=secret), submission.expected)
+                on_result(submission, result, answers)
                 continue
-            future = client.submit(grade_task, path.name, data, settings, submission_seed(secret, data),
-                                   key=f"grade-{name}-{uuid.uuid4().hex}", pure=False)
-            sent[future] = (name, path)
+            future = client.submit(grade_task, submission.path.name, data, settings, submission_seed(secret, data),
+                                   submission.expected, key=f"grade-{uuid.uuid4().hex}", pure=False)
+            sent[future] = submission
             running.add(future)
+            on_start(submission)
 
-    hand_out()
-    for future in running:
-        name, path = sent.pop(future)
-        try:
-            result, answers, versions = future.result()
-        except Exception as error:  # e.g. KilledWorker: its workers kept dying; no result is written
-            failures.append(f"{name}: {type(error).__name__}: {error}")
-        else:
-            lab = result["extra_data"]["lab"]
-            if (versions["grader"], versions["lab"]) != (grader_version(), lab_version(lab)):
-                raise SystemExit(f"autograder: the Dask worker {versions['worker']} grades with another version of "
-                                 f"the course than this client (grader {versions['grader']} against "
-                                 f"{grader_version()}, lab {lab} {versions['lab']} against {lab_version(lab)}); "
-                                 "install the same checkout on every grading node and run again")
-            result["extra_data"].update(submission=name, path=str(path))
-            on_result(name, result, answers)
+    try:
         hand_out()
+        for future in running:
+            submission = sent.pop(future)
+            try:
+                result, answers, versions = future.result()
+            except Exception as error:  # e.g. KilledWorker: its workers kept dying; no result is written
+                failures.append(f"{submission}: {type(error).__name__}: {error}")
+            else:
+                lab = result["extra_data"]["lab"]
+                if (versions["grader"], versions["lab"]) != (grader_version(), lab_version(lab)):
+                    raise SystemExit(f"autograder: the Dask worker {versions['worker']} grades with another version "
+                                     f"of the course than this client (grader {versions['grader']} against "
+                                     f"{grader_version()}, lab {lab} {versions['lab']} against {lab_version(lab)}); "
+                                     "install the same checkout on every grading node and run again")
+                result["extra_data"]["path"] = str(submission.path)
+                on_result(submission, result, answers)
+            hand_out()
+    finally:  # interrupted or refused: what is still queued on the cluster is of no use to anyone
+        if sent:
+            client.cancel(list(sent), force=True)
     return failures

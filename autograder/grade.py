@@ -57,6 +57,8 @@ class Outcome:
     passed: bool
     message: str
     untouched: bool = False  # the activity's answer cell still holds the stub
+    stopped: bool = False  # a hidden check hung or killed the worker: the engine cannot be run again
+    deferred: tuple = ()  # not run on the submission's engine, whose activities `deferred` stopped
 
 
 class Clock:
@@ -294,8 +296,8 @@ def judge_activity(session, probes, cases, quiet=False):
     """The Outcome of one activity's hidden cases. Every case is run, so the feedback can say
     how many failed; a case that stops the worker ends the activity. `quiet` keeps the
     submission's own words out of the messages, and stops at the first failure: a re-grade
-    needs only whether the activity passes."""
-    failures, stopped, needed = [], None, False
+    needs only whether the activity passes, and which check failed first."""
+    failures, stopped, needed = [], None, False  # failures: (the check's number, what went wrong)
     for number, case in enumerate(cases, start=1):
         if quiet and failures:
             break
@@ -304,11 +306,11 @@ def judge_activity(session, probes, cases, quiet=False):
         try:
             reply = session.ask(request)
         except WorkerFailure as failure:
-            failures.append(f"{case.title}: {failure}")
+            failures.append((number, f"{case.title}: {failure}"))
             stopped = number
             break
         if "error" in reply:
-            failures.append(f"{case.title}: raised {quoted_error(reply, request['source'], quiet)}")
+            failures.append((number, f"{case.title}: raised {quoted_error(reply, request['source'], quiet)}"))
             needed = needed or (bool(session.hidden) and reply.get("unavailable", False))
             continue
         try:
@@ -317,18 +319,21 @@ def judge_activity(session, probes, cases, quiet=False):
         except Exception:  # a reply the judge cannot read is a wrong answer, never a crash
             problem = f"{case.title}: returned something the grader could not read"
         if problem:
-            failures.append(problem)
+            failures.append((number, problem))
     total = len(cases)
     if not failures:
         return Outcome(True, f"passed all {plural(total, 'hidden check')}")
+    (first, said), halted = failures[0], stopped is not None
+    if quiet:
+        return Outcome(False, f"failed hidden check {first} of {total}: {said}", stopped=halted)
     summary = f"failed {len(failures)} of {plural(total, 'hidden check')}"
-    if stopped is not None and stopped < total:
+    if halted and stopped < total:
         earlier = len(failures) - 1
         summary = (f"hidden check {stopped} of {total} did not complete, so the remaining {total - stopped} "
                    f"were not run" + (f"; {earlier} of the {plural(stopped - 1, 'check')} before it failed"
                                       if earlier else ""))
     needed = f"{NEEDED_PYTORCH} " if needed else ""
-    return Outcome(False, f"{summary}. {needed}The first failure: {failures[0]}")
+    return Outcome(False, f"{summary}. {needed}The first failure: {said}", stopped=halted)
 
 
 def quoted(text, limit=QUOTED):
@@ -349,19 +354,22 @@ def quoted_error(reply, source="", quiet=False):
     return f"{kind}: {quoted(message)}"
 
 
-def grade(path, options=Options()):
+def grade(path, options=Options(), expected_lab=None):
     """(result, answers): the result of grading the notebook at `path` (Gradescope schema plus
-    `status`) and the student's code by answer-cell id."""
+    `status`) and the student's code by answer-cell id. `expected_lab` is the lab the notebook
+    was handed in as (nbgrader's assignment folder): a notebook of another lab is not graded."""
     started = time.monotonic()
     name = student_name(path)
     try:
         notebook = load(path)
         lab = identify(notebook, list(course_labs().values()))
+        if expected_lab is not None and lab.name != expected_lab:
+            return wrong_lab(name, path, lab, expected_lab, started), {}
         grading = grading_for(lab.name, hidden_seed(path, options))
     except (LabNotGradable, GraderError) as error:
         return error_result(name, path, error.kind, str(error), started, lab.name), {}
     except SubmissionError as error:
-        return error_result(name, path, error.kind, str(error), started), {}
+        return error_result(name, path, error.kind, str(error), started, expected_lab), {}
     clock = Clock(options.limits.submission_seconds)
     steps = program(lab, notebook)
     unchanged = untouched(lab, notebook)
@@ -369,6 +377,14 @@ def grade(path, options=Options()):
     outcomes, status = {}, "graded"
     try:
         for activity in by_worker(grading):
+            halted = [need for need in grading.depends.get(activity, ()) if need in outcomes and outcomes[need].stopped]
+            if halted and activity not in unchanged:
+                # Its engine hangs or crashes in `halted`: running it again would cost another
+                # limit for nothing. It is judged on the correct engine instead (see rejudge_...).
+                outcomes[activity] = Outcome(False, f"not run on your engine, because your {named(halted)} did "
+                                                    "not finish there; it could not be judged on a correct engine "
+                                                    "either", deferred=tuple(halted))
+                continue
             try:
                 outcome = judge_activity(sessions.of(activity), grading.probes, grading.cases[activity])
             except OutOfTime:
@@ -396,6 +412,7 @@ def grade(path, options=Options()):
     point_at_pytorch(grading, found, outcomes)
     result = activity_result(name, path, lab, outcomes, problems, status, started)
     result["extra_data"]["phases"] = {key: round(value, 3) for key, value in clock.phases.items()}
+    result["extra_data"]["cpu_seconds"] = round(clock.spent, 2)
     return result, found
 
 
@@ -408,7 +425,11 @@ def rejudge_with_reference_engine(grading, steps, outcomes, options, clock):
     """An activity built on earlier ones is judged again on a correct engine when one of those
     failed, so that a mistake costs only the points of the activity where it was made. The
     reference code runs after the submission's and replaces the failed activities' functions;
-    nothing the submission says in that run reaches the feedback."""
+    nothing the submission says in that run reaches the feedback.
+
+    An activity `deferred` because its engine hung or crashed in an activity it calls was never
+    run on the submission's engine: the correct engine alone judges it, and a failure there is its
+    own (its own functions are never replaced), so it is told which check failed."""
     lab, retry = grading.lab, {}
     for activity, needs in grading.depends.items():
         broken = [need for need in needs if not outcomes[need].passed]
@@ -425,16 +446,31 @@ def rejudge_with_reference_engine(grading, steps, outcomes, options, clock):
         step, reference = reference_engine(lab, broken)
         sessions = Sessions(lab, steps, options, clock, grading, extra_steps=[step], kind=alone("reference engine"),
                             reference=reference)
+        said = named(broken)
         try:
             for activity in sorted(activities, key=by_worker(grading).index):
-                if judge_activity(sessions.of(activity), grading.probes, grading.cases[activity], quiet=True).passed:
+                outcome = judge_activity(sessions.of(activity), grading.probes, grading.cases[activity], quiet=True)
+                halted = outcomes[activity].deferred
+                if outcome.passed and not halted:
                     outcomes[activity] = Outcome(True, "passed on a correct engine; with yours it failed because of "
-                                                       f"{'activity' if len(broken) == 1 else 'activities'} "
-                                                       f"{', '.join(broken)}, which lost their own points")
+                                                       f"{said}, which lost their own points")
+                elif outcome.passed:
+                    outcomes[activity] = Outcome(True, f"passed on a correct engine in place of {said} (your "
+                                                       f"{named(halted)} did not finish, so this activity was not "
+                                                       "run on your engine)")
+                elif halted:
+                    outcomes[activity] = Outcome(False, f"{outcome.message} (judged on a correct engine in place of "
+                                                        f"{said}: your {named(halted)} did not finish, so this "
+                                                        "activity was not run on your engine)")
         except (OutOfTime, WorkerFailure, GraderError):
             pass  # the activity keeps the result it got on the submission's own engine
         finally:
             sessions.close()
+
+
+def named(activities):
+    """'activity 1c', 'activities 1a and 1c'."""
+    return f"{'activity' if len(activities) == 1 else 'activities'} {listing(activities)}"
 
 
 def reference_engine(lab, broken):
@@ -493,7 +529,7 @@ def activity_result(name, path, lab, outcomes, problems, status, started):
     return {"score": earned["required"] + earned["bonus"], "max_score": earned["max_required"], "status": status,
             "output": output, "visibility": "visible", "tests": tests,
             "execution_time": round(time.monotonic() - started, 2),
-            "extra_data": {"submission": name, "lab": lab.name, "path": str(path), "summary": summary, **earned}}
+            "extra_data": {"student": name, "lab": lab.name, "path": str(path), "summary": summary, **earned}}
 
 
 def score_line(earned):
@@ -502,10 +538,20 @@ def score_line(earned):
     return line + (f" + {earned['bonus']} bonus" if earned["max_bonus"] else "")
 
 
+def wrong_lab(name, path, lab, expected_lab, started):
+    """The result of a notebook of `lab` handed in as `expected_lab`: graded as neither."""
+    result = error_result(name, path, "wrong_lab", f"this notebook is lab {lab.name} ({lab.title}), but it was handed "
+                                                   f"in as lab {expected_lab}, so it was not graded: hand in "
+                                                   f"{expected_lab}'s notebook as {expected_lab}, and this one as "
+                                                   f"{lab.name}", started, expected_lab)
+    result["extra_data"]["found_lab"] = lab.name
+    return result
+
+
 def error_result(name, path, kind, message, started, lab_name=None):
     return {"score": 0, "max_score": 0, "status": kind, "output": message, "visibility": "visible", "tests": [],
             "execution_time": round(time.monotonic() - started, 2),
-            "extra_data": {"submission": name, "lab": lab_name, "path": str(path)}}
+            "extra_data": {"student": name, "lab": lab_name, "path": str(path)}}
 
 
 def hidden_seed(path, options):

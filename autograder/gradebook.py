@@ -6,14 +6,19 @@ The autograded notebook written beside it (``autograded/<student>/<lab>/<lab>.ip
 folder named by `file_stem`) lets ``nbgrader generate_feedback`` render the grader's messages
 under each check cell.
 The gradebook is any database nbgrader's SQLAlchemy URL reaches: SQLite by default, PostgreSQL
-for a course graded from several runs or machines. Recording a student again updates the same
-rows, so a re-graded submission never appears twice.
+for a course graded from several runs or machines. A record is keyed by (student, lab), as
+nbgrader's submissions are: recording it again updates the same rows, so a re-graded submission
+never appears twice, and a record that holds nothing to grade (a notebook of another lab, an
+unreadable file) removes the lab's submission of that student, which then counts as missing.
+Lateness goes where nbgrader keeps it: the lab's due date on the assignment, the time handed in
+and any extension on the submission, and the penalty, in points, on its notebook.
 """
 import copy
 import os
 import sys
 import threading
 import warnings
+from datetime import datetime, timedelta, timezone
 from functools import cache
 from pathlib import Path
 
@@ -69,14 +74,29 @@ def check_database(db_url):
 
 
 def grade_values(result):
-    """What the gradebook holds for a result: (auto score, extra credit) per check cell."""
-    return {f"{test['name']}-check": (0.0, float(test["score"])) if "optional" in test["tags"]
-            else (float(test["score"]), None) for test in result["tests"]}
+    """What the gradebook holds for a result: (auto score, extra credit) per check cell, and under
+    None the submission's (time handed in, extension, late penalty in points)."""
+    values = {f"{test['name']}-check": (0.0, float(test["score"])) if "optional" in test["tags"]
+              else (float(test["score"]), None) for test in result["tests"]}
+    extra = result["extra_data"]
+    late = extra.get("late", {})
+    values[None] = (naive_utc(late.get("submitted")), timedelta(hours=late["extension_hours"])
+                    if late.get("extension_hours") else None, float(extra.get("penalty_points", 0)))
+    return values
+
+
+def naive_utc(moment):
+    """An ISO 8601 time (or an aware datetime) as nbgrader stores times: naive, in UTC."""
+    if moment is None:
+        return None
+    moment = datetime.fromisoformat(moment) if isinstance(moment, str) else moment
+    return moment.astimezone(timezone.utc).replace(tzinfo=None)
 
 
 def recordable(result):
-    """False when nothing was graded (no lab, or lab_not_gradable): nbgrader has no place for it."""
-    return result["extra_data"]["lab"] is not None and bool(result["tests"])
+    """False when nothing was graded (a notebook of another lab, an unreadable file,
+    lab_not_gradable): nbgrader has no place for it."""
+    return result["extra_data"]["lab"] in course_labs() and bool(result["tests"])
 
 
 class GradebookWriter:
@@ -85,16 +105,18 @@ class GradebookWriter:
     def __init__(self, db_url, course_dir):
         check_database(db_url)
         self.db_url, self.course_dir, self.known, self._preparing = db_url, Path(course_dir), set(), None
-        self._open = None
+        self._open, self.due = None, {}
         # nbgrader runs the `alembic` command that sits beside this Python, wherever PATH points.
         bin_dir = str(Path(sys.executable).parent)
         if bin_dir not in os.environ.get("PATH", "").split(os.pathsep):
             os.environ["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
 
-    def prepare(self, lab_names):
-        """Create the gradebook and each lab's assignment in the background, while grading runs
-        (the first set-up takes seconds); `record` waits for it. A failure here is retried, and
-        reported, by `record`."""
+    def prepare(self, lab_names, due=None):
+        """Create the gradebook and each lab's assignment, with its due date from `due` ({lab:
+        aware datetime}), in the background, while grading runs (the first set-up takes seconds);
+        `record` waits for it. A failure here is retried, and reported, by `record`."""
+        self.due = dict(due or {})
+
         def work():
             for name in lab_names:
                 try:
@@ -109,7 +131,7 @@ class GradebookWriter:
             return
         Gradebook, SaveCells = nbgrader_tools()
         with Gradebook(self.db_url) as gradebook:
-            gradebook.update_or_create_assignment(lab_name)
+            gradebook.update_or_create_assignment(lab_name, duedate=naive_utc(self.due.get(lab_name)))
         resources = {"nbgrader": {"db_url": self.db_url, "assignment": lab_name, "notebook": lab_name}}
         SaveCells().preprocess(release_notebook(lab_name), resources)
         self.known.add(lab_name)
@@ -124,61 +146,93 @@ class GradebookWriter:
             self._open = nbgrader_tools()[0](self.db_url)
         return self._open
 
-    def record(self, name, result, answers):
-        """Store `result` for student `name`; `answers` maps answer-cell ids to the student's code.
-        Recording again updates the same rows: nbgrader keeps one submission per student and lab."""
-        if not recordable(result):
-            return
-        lab_name = result["extra_data"]["lab"]
+    def record(self, student, lab_name, result, answers):
+        """Store `result` as `student`'s record of `lab_name`; `answers` maps answer-cell ids to the
+        student's code. Recording again updates the same rows: nbgrader keeps one submission per
+        student and lab. A result with nothing graded removes that submission."""
+        if lab_name not in course_labs():
+            return  # a folder named for no lab: nothing of the course to record
         gradebook = self._gradebook(lab_name)
         try:
-            gradebook.update_or_create_student(name)
-            gradebook.update_or_create_submission(lab_name, name)
-            for grade_id, (auto_score, extra_credit) in grade_values(result).items():
-                grade = gradebook.find_grade(grade_id, lab_name, lab_name, name)
+            if not recordable(result):
+                self._remove(gradebook, student, lab_name)
+                return
+            gradebook.update_or_create_student(student)
+            values = grade_values(result)
+            submitted, extension, penalty = values.pop(None)
+            submission = gradebook.update_or_create_submission(lab_name, student)
+            submission.timestamp, submission.extension = submitted, extension
+            for grade_id, (auto_score, extra_credit) in values.items():
+                grade = gradebook.find_grade(grade_id, lab_name, lab_name, student)
                 grade.auto_score, grade.extra_credit = auto_score, extra_credit
+            gradebook.find_submission_notebook(lab_name, lab_name, student).late_submission_penalty = penalty
             gradebook.db.commit()
         except Exception:  # a lost connection or a server restart: start afresh on the next record
             self.close()
             raise
-        self._write_autograded(name, lab_name, result, answers)
+        self._write_autograded(student, lab_name, result, answers)
+
+    def _remove(self, gradebook, student, lab_name):
+        from nbgrader.api import MissingEntry
+
+        try:
+            gradebook.remove_submission(lab_name, student)
+        except MissingEntry:
+            pass
+        autograded = self._autograded(student, lab_name)
+        autograded.unlink(missing_ok=True)
+
+    def _autograded(self, student, lab_name):
+        return self.course_dir / "autograded" / file_stem(student) / lab_name / f"{lab_name}.ipynb"
 
     def recorded(self, lab_name):
-        """{student: grade_values} of what the gradebook holds for `lab_name`, in one query."""
+        """{student: grade_values} of what the gradebook holds for `lab_name`, in two queries."""
         from nbgrader.api import Assignment, BaseCell, Grade, SubmittedAssignment, SubmittedNotebook
 
         gradebook = self._gradebook(lab_name)
+        submissions = (gradebook.db.query(SubmittedAssignment.student_id, SubmittedAssignment.timestamp,
+                                          SubmittedAssignment.extension, SubmittedNotebook.late_submission_penalty)
+                       .join(SubmittedNotebook, SubmittedNotebook.assignment_id == SubmittedAssignment.id)
+                       .join(Assignment, SubmittedAssignment.assignment_id == Assignment.id)
+                       .filter(Assignment.name == lab_name))
+        found = {student: {None: (submitted, extension, float(penalty or 0))}
+                 for student, submitted, extension, penalty in submissions}
         rows = (gradebook.db.query(SubmittedAssignment.student_id, BaseCell.name, Grade.auto_score, Grade.extra_credit)
                 .join(SubmittedNotebook, Grade.notebook_id == SubmittedNotebook.id)
                 .join(SubmittedAssignment, SubmittedNotebook.assignment_id == SubmittedAssignment.id)
                 .join(Assignment, SubmittedAssignment.assignment_id == Assignment.id)
                 .join(BaseCell, Grade.cell_id == BaseCell.id)
                 .filter(Assignment.name == lab_name))
-        found = {}
         for student, grade_id, auto_score, extra_credit in rows:
             found.setdefault(student, {})[grade_id] = (auto_score, extra_credit)
         gradebook.db.commit()  # ends the read transaction
         return found
 
     def catch_up(self, kept):
-        """Record the current results of earlier runs that this gradebook lacks or holds
-        differently (a run killed between writing a result and recording it cannot leave one:
-        the JSON comes last; but an earlier --db, or a server that was down, can). `kept` holds
-        (name, path, result). Returns how many were recorded now."""
+        """Make the gradebook hold the current results of earlier runs as they are (a run killed
+        between writing a result and recording it cannot leave one behind: the JSON comes last;
+        but an earlier --db, a server that was down, or a late policy changed since can). `kept`
+        holds (submission, result). Returns how many records were written now."""
         missing, held = [], {}
-        for name, path, result in kept:
-            if not recordable(result):
+        for submission, result in kept:
+            student, lab_name = submission.key
+            if lab_name not in course_labs():
                 continue
-            lab_name = result["extra_data"]["lab"]
             if lab_name not in held:
                 held[lab_name] = self.recorded(lab_name)
-            values, stored = grade_values(result), held[lab_name].get(name, {})
-            notebook = self.course_dir / "autograded" / file_stem(name) / lab_name / f"{lab_name}.ipynb"
-            if {grade_id: stored.get(grade_id) for grade_id in values} != values or not notebook.is_file():
-                missing.append((name, path, result))
-        for name, path, result in missing:
-            lab = course_labs()[result["extra_data"]["lab"]]
-            self.record(name, result, answers(lab, load(path)))
+            stored = held[lab_name].get(student)
+            if not recordable(result):
+                if stored is not None or self._autograded(student, lab_name).exists():
+                    missing.append((submission, result))
+                continue
+            values = grade_values(result)
+            if {key: (stored or {}).get(key) for key in values} != values or \
+                    not self._autograded(student, lab_name).is_file():
+                missing.append((submission, result))
+        for submission, result in missing:
+            lab = course_labs()[submission.lab]
+            found = answers(lab, load(submission.path)) if recordable(result) else {}
+            self.record(submission.student, submission.lab, result, found)
         return len(missing)
 
     def close(self):
@@ -186,7 +240,7 @@ class GradebookWriter:
             self._open.close()
             self._open = None
 
-    def _write_autograded(self, name, lab_name, result, answers):
+    def _write_autograded(self, student, lab_name, result, answers):
         notebook = copy.deepcopy(release_notebook(lab_name))
         messages = {f"{test['name']}-check": test["output"] for test in result["tests"]}
         for cell in notebook.cells:
@@ -194,7 +248,5 @@ class GradebookWriter:
                 cell.source = answers[cell.id]
             if cell.id in messages:
                 cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=messages[cell.id] + "\n")]
-        folder = self.course_dir / "autograded" / file_stem(name) / lab_name
-        folder.mkdir(parents=True, exist_ok=True)
         text = nbformat.writes(notebook)
-        atomic_write(folder / f"{lab_name}.ipynb", text if text.endswith("\n") else text + "\n")
+        atomic_write(self._autograded(student, lab_name), text if text.endswith("\n") else text + "\n")

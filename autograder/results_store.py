@@ -9,8 +9,11 @@ Dask worker) costs at most the submissions that were being graded. Options such 
 limits are not part of the version: after changing them, `--regrade`.
 
 Every file is written whole or not at all (`atomic_write`), and a submission's JSON is written
-after its feedback and its gradebook entry, so a JSON on disk means the rest is there too. The
-files of a submission are named by `file_stem`, whatever characters or length its name has.
+after its feedback and its gradebook entry, so a JSON on disk means the rest is there too.
+
+A record is keyed by (student, lab) and lives in `<out>/<student>/<lab>.json` (and `.html`): the
+folder is `student_folder(student)`, the file `file_stem(lab)`, whatever characters or length
+the names have.
 """
 import hashlib
 import json
@@ -28,6 +31,9 @@ from course.labs import ROOT
 # suffix added (".html"); the same on every machine, so a results folder can be moved.
 STEM_BYTES = 128
 PLAIN = frozenset((string.ascii_letters + string.digits + "_-.").encode())
+# What the results folder holds beside the students' folders (nbgrader's folders and gradebook,
+# and the tables, *.csv): a student of one of these names gets a folder whose name is escaped.
+RESERVED = frozenset(("autograded", "feedback", "gradebook.db"))
 
 
 def file_stem(name):
@@ -47,6 +53,37 @@ def file_stem(name):
     return f"{start}~{hashlib.sha256(data).hexdigest()[:16]}"
 
 
+def student_folder(student):
+    """The name of the folder holding `student`'s records: `file_stem(student)`, with its first
+    character escaped where the stem is a name the results folder uses itself (its tables end in
+    .csv), so that no student's folder ever stands in for one of them."""
+    stem = file_stem(student)
+    if stem in RESERVED or (stem.lower().endswith(".csv") and not stem.startswith("%")):
+        return f"%{ord(stem[0]):02X}{stem[1:]}"
+    return stem
+
+
+def record_path(out, student, lab, suffix):
+    """Where the record (student, lab) keeps its file with `suffix` (.json, .html)."""
+    return Path(out) / student_folder(student) / f"{file_stem(lab)}{suffix}"
+
+
+def stored_results(out):
+    """Every record in the results folder `out` that can be read: {(student, lab): result}, keyed
+    by what the result says (a file that is not a result of ours is passed over)."""
+    found = {}
+    for path in sorted(Path(out).glob("*/*.json")):
+        try:
+            result = json.loads(path.read_text(encoding="utf-8"))
+            extra = result["extra_data"]
+            key = (extra["student"], extra["lab"] or "")
+        except (OSError, ValueError, TypeError, KeyError):  # half-written by a crash, or not ours
+            continue
+        if path == record_path(out, key[0], key[1], ".json"):  # a copy moved by hand is not a record
+            found[key] = result
+    return found
+
+
 def atomic_write(path, data):
     """Write `data` (text or bytes) to `path` through a temporary file renamed over it: a
     reader, or the next run after a crash, sees the old file or the new one, never a part.
@@ -55,6 +92,7 @@ def atomic_write(path, data):
     path = Path(path)
     # Named from a hash, so that it is no longer than any name: `path`'s may be at the limit.
     partial = path.with_name(f".{hashlib.sha256(os.fsencode(path.name)).hexdigest()[:16]}.{os.getpid()}.partial")
+    path.parent.mkdir(parents=True, exist_ok=True)  # a student's first record makes the student's folder
     try:
         partial.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
         os.replace(partial, path)
@@ -103,12 +141,12 @@ def provenance(result, digest, secret):
             "secret_version": secret_version(secret)}
 
 
-def current_result(out, name, digest, secret):
-    """The stored result of submission `name` in `out` if it is current, else None."""
+def current_result(out, submission, digest, secret):
+    """The stored result of `submission` (a roster.Submission) in `out` if it is current, else None."""
     if digest is None:
         return None
     try:
-        result = json.loads((Path(out) / f"{file_stem(name)}.json").read_text(encoding="utf-8"))
+        result = json.loads(record_path(out, *submission.key, ".json").read_text(encoding="utf-8"))
         extra = result["extra_data"]
         wanted = provenance(result, digest, secret)
     except (OSError, ValueError, TypeError, KeyError):  # missing, half-written by a crash, or not ours
@@ -116,15 +154,15 @@ def current_result(out, name, digest, secret):
     return result if all(extra.get(key) == value for key, value in wanted.items()) else None
 
 
-def plan(named_paths, out, secret, regrade=False):
-    """Split (name, path) pairs into those to grade, as (name, path, digest), and the current
-    results to keep, as (name, path, result)."""
+def plan(submissions, out, secret, regrade=False):
+    """Split roster.Submissions into those to grade, as (submission, digest), and the current
+    results to keep, as (submission, result)."""
     todo, kept = [], []
-    for name, path in named_paths:
-        digest = notebook_digest(path)
-        result = None if regrade else current_result(out, name, digest, secret)
+    for submission in submissions:
+        digest = notebook_digest(submission.path)
+        result = None if regrade else current_result(out, submission, digest, secret)
         if result is None:
-            todo.append((name, path, digest))
+            todo.append((submission, digest))
         else:
-            kept.append((name, path, result))
+            kept.append((submission, result))
     return todo, kept

@@ -20,6 +20,8 @@ import sys
 import tempfile
 import threading
 import time
+import weakref
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -286,7 +288,8 @@ class Zygote:
                         raise WorkerFailure("threads", f"the zygote runs {ready.get('threads')} threads")
                     folder = Path(tempfile.mkdtemp(prefix="grading-trial-"))
                     try:
-                        Worker(folder, Limits(), True, self, self.hidden).close()
+                        with stopping(None):  # the zygote serves every later grading, not only this one
+                            Worker(folder, Limits(), True, self, self.hidden).close()
                     finally:
                         shutil.rmtree(folder, ignore_errors=True)
                 except (WorkerFailure, GraderError) as failure:
@@ -388,6 +391,42 @@ class Forked:
         return self._code
 
 
+class Stopper:
+    """The workers started under it (see `stopping`), to be killed at once when what they grade
+    is no longer wanted: the run was interrupted (Ctrl-C), or a Dask task was cancelled. Once
+    stopped, no new worker starts under it; each worker's owner still closes its own."""
+
+    def __init__(self):
+        self.stopped, self.workers = threading.Event(), weakref.WeakSet()
+
+    def stop(self):
+        self.stopped.set()
+        for worker in list(self.workers):
+            try:
+                os.killpg(worker.process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError, AttributeError):  # gone, or not started yet
+                pass
+
+
+EVERY_WORKER = Stopper()  # every worker of this process
+_current = threading.local()
+
+
+@contextmanager
+def stopping(stopper):
+    """Put the workers that this thread starts in the block under `stopper` too (None: under no
+    stopper but EVERY_WORKER)."""
+    before, _current.stopper = getattr(_current, "stopper", None), stopper
+    try:
+        yield stopper
+    finally:
+        _current.stopper = before
+
+
+def stoppers():
+    return [EVERY_WORKER] + [stopper for stopper in [getattr(_current, "stopper", None)] if stopper is not None]
+
+
 class Worker:
     """One worker process; every request has a time limit."""
 
@@ -396,6 +435,9 @@ class Worker:
         worker must not be able to import (WITHOUT_PYTORCH, or none); `link`: the two ends of a
         worker.Link to another worker; `group`: another worker's control group to join, which
         then also counts this one's time and memory (and is removed by its owner only)."""
+        self._stoppers = stoppers()
+        if any(stopper.stopped.is_set() for stopper in self._stoppers):
+            raise GraderError("the grading was stopped: it is no longer wanted")
         self.limits, self._owns_group = limits, group is None
         self.group = group if group is not None else \
             ControlGroup(limits.processes, limits.memory_bytes) if cgroups_available() else None
@@ -437,6 +479,8 @@ class Worker:
             finally:
                 if filter_fd is not None:
                     os.close(filter_fd)
+        for stopper in self._stoppers:
+            stopper.workers.add(self)
         os.close(to_worker)
         os.close(from_worker)
         self._lines, self._seq, self._start = Lines(MAX_REPLY), "0", None

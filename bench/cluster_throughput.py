@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tests.helpers import LABS, ROOT, grade_command, lab_notebook, read, results_in
+from tests.helpers import LABS, ROOT, grade_command, lab_notebook, read, records_in
 from tests.services import dask_cluster, postgres_database, postgres_server
 from tests.submissions import save_class, variants
 
@@ -50,15 +50,15 @@ def writing_cost(graded_out, submitted, db_url, out):
 
     out.mkdir()
     writer = GradebookWriter(db_url, out)
-    named = [(name, result, answers(course_labs()[result["extra_data"]["lab"]], load(Path(result["extra_data"]["path"])))
-              if result["extra_data"]["lab"] else {}) for name, result in sorted(results_in(graded_out).items())]
+    named = [(key, result, answers(course_labs()[result["extra_data"]["lab"]], load(Path(result["extra_data"]["path"])))
+              if result["tests"] else {}) for key, result in sorted(records_in(graded_out).items())]
     try:
-        writer.record(*next((n, r, a) for n, r, a in named if r["tests"]))  # sets the gradebook up, untimed
+        writer.record(*next((*k, r, a) for k, r, a in named if r["tests"]))  # sets the gradebook up, untimed
         started = time.perf_counter()
-        for name, result, code in named:
-            write_html(out, name, result, "Submission")
-            writer.record(name, result, code)
-            write_json(out, name, result)
+        for (student, lab), result, code in named:
+            write_html(out, result)
+            writer.record(student, lab, result, code)
+            write_json(out, result)
         return (time.perf_counter() - started) / len(named)
     finally:
         writer.close()

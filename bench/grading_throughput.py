@@ -85,7 +85,7 @@ def compare(name, students, scratch, jobs):
     theirs = run([BIN / "nbgrader", "autograde", LAB, "--force"], course)
     disagreements = 0
     for student, _ in students:
-        result = json.loads((scratch / f"ours-{name}" / f"{student}.json").read_text())
+        result = json.loads((scratch / f"ours-{name}" / student / f"{LAB}.json").read_text())
         our_passes = {t["name"]: t["status"] == "passed" for t in result["tests"]}
         if our_passes != nbgrader_passes(course, student):
             disagreements += 1

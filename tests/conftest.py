@@ -7,10 +7,8 @@ import sys
 import pytest
 
 from build_student import build
-from tests.helpers import LABS, ROOT, grade_command, lab_notebook, read
-from tests.submissions import save_class, variants
-
-CLASS_SIZE = 12
+from tests.classroom import build_class, grade_class
+from tests.helpers import LABS, ROOT
 
 
 @pytest.fixture(scope="session", params=LABS, ids=[lab.name for lab in LABS])
@@ -47,22 +45,21 @@ def cpu_hogs():
 
 @pytest.fixture(scope="session")
 def a_class(tmp_path_factory, release_dir, solved_dir):
-    """The submitted/ folder of a class of CLASS_SIZE students of the first lab, copies of a few
-    variants. How a batch is run, resumed or recorded does not depend on the lab, and one lab
-    keeps the scaling tests to minutes."""
-    first = LABS[0]
-    kinds = variants(first, read(lab_notebook(solved_dir, first)), read(lab_notebook(release_dir, first)))
-    return save_class(tmp_path_factory.mktemp("class"), first, kinds, CLASS_SIZE)
+    """The submitted/ folder of the class of tests/classroom.py (its course file beside it): six
+    students across the labs, in nbgrader's layout, with late work, a wrong lab's notebook, a
+    missing lab, a stray file and a hanging answer."""
+    return build_class(tmp_path_factory.mktemp("class"), solved_dir, release_dir)
 
 
 @pytest.fixture(scope="session")
 def uninterrupted(a_class, tmp_path_factory):
-    """The results folder of the class graded in one run with --jobs 1: what every other way of
-    grading it must give."""
+    """The results folder of the class graded in one run with --jobs 2: what every other way of
+    grading it must give. The run's output is kept beside it, in run.txt."""
     out = tmp_path_factory.mktemp("uninterrupted")
-    run = subprocess.run(grade_command(a_class, "--out", out, "--jobs", "1"), cwd=ROOT, capture_output=True,
-                         text=True, timeout=1800)
+    run = subprocess.run(grade_class(a_class, "--out", out, "--jobs", "2"), cwd=ROOT, capture_output=True, text=True,
+                         timeout=1800)
     assert run.returncode == 0, run.stdout + run.stderr
+    (out.parent / f"{out.name}-run.txt").write_text(run.stdout + run.stderr)
     return out
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import nbformat
 
+from autograder.results_store import stored_results
 from course.instructor import run
 from course.labs import find_labs
 
@@ -58,17 +59,31 @@ def grade_command(*args):
     return [sys.executable, "-m", "autograder", "grade", *map(str, args)]
 
 
+def records_in(out):
+    """{(student, lab): result} of the records in the results folder `out`."""
+    return stored_results(out)
+
+
 def results_in(out):
-    """{submission name: result} of the JSON results in `out`."""
-    return {path.stem: json.loads(path.read_text()) for path in Path(out).glob("*.json")}
+    """{student: result} of a results folder in which each student has one record."""
+    found = {}
+    for (student, lab), result in stored_results(out).items():
+        assert student not in found, f"{student} has records of several labs; use records_in"
+        found[student] = result
+    return found
 
 
 def comparable(result):
-    """A result without what differs from run to run: where the file was and how long it took."""
+    """A result without what differs from run to run: where the file was, when it was written
+    there (without a due date, the time handed in is the file's), and how long grading took."""
     result = json.loads(json.dumps(result))
     result.pop("execution_time")
-    for key in ("path", "phases"):
+    for key in ("path", "phases", "cpu_seconds"):
         result["extra_data"].pop(key, None)
+    late = result["extra_data"].get("late", {})
+    if "due" not in late:
+        late.pop("submitted", None)
+        late.pop("source", None)
     return result
 
 

@@ -134,4 +134,5 @@ def unused_port():
 
 
 def json_count(folder):
-    return len(list(Path(folder).glob("*.json")))
+    """How many records the results folder holds (<student>/<lab>.json)."""
+    return len(list(Path(folder).glob("*/*.json")))

@@ -18,6 +18,12 @@ def with_answer(notebook, activity, source):
     return changed
 
 
+def replaced_function(activity, body):
+    """The activity's reference with its first function's body replaced by `body`."""
+    signature = f"def {activity.functions[0]}(*args, **kwargs):\n"
+    return patched(activity.reference.source, signature + "".join(f"    {line}\n" for line in body.splitlines()))
+
+
 def with_cell_after(notebook, cell_id, source):
     """A copy with a new code cell (no nbgrader metadata) after the cell `cell_id`."""
     changed = copy.deepcopy(notebook)

@@ -3,7 +3,6 @@ no false pass, no trace on the machine, and the control's result is what it gets
 
 Each lab's corpus is the generic attacks plus those written for it alone (tests/adversarial/);
 the expected scores come from the lab's activities."""
-import json
 import subprocess
 import sys
 
@@ -12,7 +11,7 @@ import pytest
 from autograder.cgroups import available as cgroups_available
 from autograder.sandbox import bwrap_available
 from tests.adversarial.corpus import attacks, false_passes, grade_corpus, on_the_process, verdict
-from tests.helpers import LABS, ROOT, all_points, lab_notebook
+from tests.helpers import LABS, ROOT, all_points, lab_notebook, results_in
 
 pytestmark = pytest.mark.slow
 
@@ -80,7 +79,7 @@ def test_control_is_unaffected_by_its_neighbours(corpus, tmp_path, solved_dir):
     alone = tmp_path / "alone"
     subprocess.run([sys.executable, "-m", "autograder", "grade", str(lab_notebook(solved_dir, lab)),
                     "--out", str(alone), "--sandbox", "bwrap"], cwd=ROOT, check=True, capture_output=True, timeout=600)
-    single = json.loads((alone / f"{lab.name}.json").read_text())
+    single = results_in(alone)[lab.name]
     assert [(t["name"], t["score"], t["output"]) for t in results["control"]["tests"]] == \
         [(t["name"], t["score"], t["output"]) for t in single["tests"]]
     assert results["control"]["score"] == all_points(lab)

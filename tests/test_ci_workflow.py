@@ -42,9 +42,9 @@ def test_make_grade_grades_the_committed_submissions(tmp_path):
                          timeout=1200)
     assert run.returncode == 0, run.stdout + run.stderr
     committed = {p.parts[-3] for p in (ROOT / "submitted").glob("*/*/*.ipynb")}
-    assert {p.stem for p in tmp_path.glob("*.json")} == committed
-    solved = json.loads((tmp_path / "example-solved.json").read_text())
-    blank = json.loads((tmp_path / "example-blank.json").read_text())
+    assert {p.parent.name for p in tmp_path.glob("*/*.json")} == committed
+    solved = json.loads((tmp_path / "example-solved" / "pt03_autodiff.json").read_text())
+    blank = json.loads((tmp_path / "example-blank" / "pt03_autodiff.json").read_text())
     assert solved["score"] == all_points(course_labs()[solved["extra_data"]["lab"]]) and blank["score"] == 0
     assert (tmp_path / "grades.csv").is_file() and (tmp_path / "gradebook.db").is_file()
 

@@ -2,7 +2,6 @@
 finishes. Points and activities come from the lab."""
 import csv
 import hashlib
-import json
 import subprocess
 import sys
 
@@ -12,8 +11,9 @@ import pytest
 from autograder.catalogue import patched
 from autograder.labs import grading_for
 from tests.adversarial.common import wrong_answer
-from tests.helpers import CELL_TIMEOUT, LABS, ROOT, all_points, comparable, lab_notebook, nbgrader, read, required_points
-from tests.submissions import answer_cell, save, with_answer, with_cell_after
+from tests.helpers import (CELL_TIMEOUT, LABS, ROOT, all_points, comparable, lab_notebook, nbgrader, read, required_points,
+                           results_in)
+from tests.submissions import answer_cell, replaced_function, save, with_answer, with_cell_after
 
 pytestmark = pytest.mark.slow
 
@@ -28,12 +28,6 @@ import torch
 theirs = torch.linspace(-2.0, 2.0, 9, dtype=torch.float64).tanh()
 plt.plot(theirs.numpy())
 """
-
-
-def replaced_function(activity, body):
-    """The activity's reference with its first function's body replaced by `body`."""
-    signature = f"def {activity.functions[0]}(*args, **kwargs):\n"
-    return patched(activity.reference.source, signature + "".join(f"    {line}\n" for line in body.splitlines()))
 
 
 def faults(lab):
@@ -107,8 +101,7 @@ def graded(lab, tmp_path_factory, release_dir, solved_dir):
     run = subprocess.run([sys.executable, "-m", "autograder", "grade", str(folder), "--out", str(out),
                           "--jobs", "2", "--cell-timeout", CELL_TIMEOUT], cwd=ROOT, capture_output=True, text=True,
                          timeout=1800)
-    results = {p.stem: json.loads(p.read_text()) for p in out.glob("*.json")}
-    return folder, out, run, results, digests
+    return folder, out, run, results_in(out), digests
 
 
 def scores(result):
@@ -158,6 +151,20 @@ def test_a_fault_costs_only_its_activity_and_says_what_happened(graded, lab):
         assert failing(result) == {activity.id}, (name, {t["name"]: t["output"] for t in result["tests"]})
         feedback = result["output"] + next(t["output"] for t in result["tests"] if t["name"] == activity.id)
         assert words in feedback, (name, feedback)
+
+
+def test_a_hang_costs_its_activity_once(graded, lab):
+    """The activities that call one whose answer hung are judged on the correct engine straight
+    away, never on the hanging engine again (each run into the loop would cost a whole limit),
+    and keep their points: the activity that hung is the only one to lose any."""
+    activity, _, _ = faults(lab)["hang-function"]
+    tests = {test["name"]: test for test in graded[3]["hang-function"]["tests"]}
+    dependents = [a for a, needs in grading_for(lab.name).depends.items() if activity.id in needs]
+    assert dependents, "every lab has an activity that calls its second one"
+    for dependent in dependents:
+        assert "not run on your engine" in tests[dependent]["output"], tests[dependent]
+        assert tests[dependent]["score"] == lab.activities[dependent].points
+    assert "time limit" in tests[activity.id]["output"]
 
 
 def test_failed_feedback_counts_the_hidden_checks(graded, lab):
@@ -214,23 +221,28 @@ def test_submissions_are_never_modified(graded):
     assert {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in folder.iterdir()} == digests
 
 
-def test_csv_has_one_row_per_submission_with_bonus_apart(graded, lab):
+def test_csv_has_one_row_per_record_with_bonus_apart(graded, lab):
     folder, out, _, results, _ = graded
     rows = list(csv.DictReader((out / "grades.csv").open()))
-    assert sorted(row["submission"] for row in rows) == sorted(results)
-    solved = next(row for row in rows if row["submission"] == "solved")
-    assert solved["score"] == str(required_points(lab)) and solved["max_score"] == str(required_points(lab))
-    assert solved["bonus"] == str(all_points(lab) - required_points(lab))
+    assert sorted(row["student"] for row in rows) == sorted(results)
+    solved = next(row for row in rows if row["student"] == "solved")
+    assert solved["lab"] == lab.name and solved["required"] == solved["max_required"] == str(required_points(lab))
+    assert solved["bonus"] == solved["max_bonus"] == str(all_points(lab) - required_points(lab))
+    assert solved["score"] == str(all_points(lab)) and solved["penalty"] == "0"
     for activity in lab.activities.values():
-        assert solved[activity.id] == str(activity.points)
+        assert solved[f"{lab.name} {activity.id}"] == str(activity.points)
+    own = list(csv.DictReader((out / f"grades-{lab.name}.csv").open()))
+    assert list(own[0])[-len(lab.activities):] == list(lab.activities), "the lab's activities, in its order"
+    assert sorted(row["student"] for row in own) == sorted(name for name, result in results.items()
+                                                           if result["extra_data"]["lab"] == lab.name)
 
 
 def test_feedback_page_per_submission_shows_points_and_failures(graded, lab):
     _, out, _, results, _ = graded
     activity, _, hint = faults(lab)["wrong-answer"]
-    page = (out / "wrong-answer.html").read_text()
+    page = (out / "wrong-answer" / f"{lab.name}.html").read_text()
     assert f"0 / {activity.points}" in page and hint in page
-    assert {p.stem for p in out.glob("*.html")} == set(results)
+    assert {p.parent.name for p in out.glob("*/*.html")} == set(results)
 
 
 @FIRST_LAB_ONLY
@@ -245,7 +257,7 @@ def test_jobs_1_gives_the_same_results(graded, lab, tmp_path):
     subprocess.run([sys.executable, "-m", "autograder", "grade", str(subset), "--out", str(out), "--jobs", "1"],
                    cwd=ROOT, check=True, capture_output=True, timeout=900)
     for name in names:
-        assert comparable(json.loads((out / f"{name}.json").read_text())) == comparable(graded[3][name])
+        assert comparable(results_in(out)[name]) == comparable(graded[3][name])
 
 
 @FIRST_LAB_ONLY
@@ -255,7 +267,7 @@ def test_whole_submission_time_limit(graded, lab, tmp_path):
                           "--out", str(out), "--timeout", "8", "--cell-timeout", "60"],
                          cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
-    result = json.loads((out / "hang-cell.json").read_text())
+    result = results_in(out)["hang-cell"]
     assert result["status"] == "timeout"
     assert all("time limit" in test["output"] for test in result["tests"] if test["status"] == "failed")
 

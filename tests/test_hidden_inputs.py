@@ -21,6 +21,7 @@ from autograder.catalogue import outcomes_by_seed, patched
 from autograder.grade import Options
 from autograder.labs import grading_for
 from autograder.results_store import notebook_digest, plan, provenance
+from autograder.roster import Submission
 from autograder.sandbox import Limits
 from autograder.secret import course_secret, secret_version, submission_seed
 from course.release import solved_notebook, student_notebook
@@ -139,14 +140,16 @@ def test_a_result_of_another_secret_is_stale(tmp_path):
     old, new = secrets.token_bytes(32), secrets.token_bytes(32)
     notebook = tmp_path / "student.ipynb"
     notebook.write_bytes(notebook_bytes(LABS[0]))
-    result = {"extra_data": {"lab": LABS[0].name}}
+    result = {"extra_data": {"student": "student", "lab": LABS[0].name}}
     digest = notebook_digest(notebook)
     result["extra_data"].update(provenance(result, digest, old))
-    (tmp_path / "student.json").write_text(json.dumps(result))
+    (tmp_path / "student").mkdir()
+    (tmp_path / "student" / f"{LABS[0].name}.json").write_text(json.dumps(result))
     assert result["extra_data"]["secret_version"] == secret_version(old) != secret_version(new)
     assert old.hex() not in json.dumps(result)
-    assert plan([("student", notebook)], tmp_path, old) == ([], [("student", notebook, result)])
-    assert plan([("student", notebook)], tmp_path, new) == ([("student", notebook, digest)], [])
+    submission = Submission("student", LABS[0].name, notebook)
+    assert plan([submission], tmp_path, old) == ([], [(submission, result)])
+    assert plan([submission], tmp_path, new) == ([(submission, digest)], [])
 
 
 # ------------------------------------------------------------------ a submission that leaks its inputs
@@ -225,10 +228,10 @@ def test_a_run_again_with_the_same_secret_keeps_every_result(leaks, with_first_s
     submitted, _, keys = leaks
     out = tmp_path / "again"
     shutil.copytree(with_first_secret[1], out)
-    before = {path.name: path.read_bytes() for path in out.glob("*.json")}
+    before = {path: path.read_bytes() for path in out.glob("*/*.json")}
     said = graded(submitted, out, keys["first"])
     assert f"{len(before)} already had a current result" in said
-    assert {path.name: path.read_bytes() for path in out.glob("*.json")} == before
+    assert {path: path.read_bytes() for path in out.glob("*/*.json")} == before
 
 
 @pytest.mark.slow

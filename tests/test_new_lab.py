@@ -106,7 +106,7 @@ def test_blank_notebook_scores_zero_and_solved_one_full_marks(copy, tmp_path):
     graded = run([python(copy), "-m", "autograder", "grade", str(submissions), "--out", str(tmp_path / "out"),
                   "--jobs", "2"], copy, 900)
     assert graded.returncode == 0, said(graded)
-    blank, full = (json.loads((tmp_path / "out" / f"{name}.json").read_text()) for name in ("blank", "solved"))
+    blank, full = (json.loads((tmp_path / "out" / name / f"{NAME}.json").read_text()) for name in ("blank", "solved"))
     assert (blank["status"], blank["score"], blank["max_score"]) == ("graded", 0, 2), blank
     assert (full["status"], full["score"], full["max_score"]) == ("graded", 2, 2), full
     assert [test["status"] for test in full["tests"]] == ["passed"], full
@@ -149,7 +149,7 @@ def test_without_its_grading_files_the_lab_is_refused_by_name(copy, tmp_path):
     finally:
         shutil.move(aside, grading)
     assert graded.returncode == 0, said(graded)
-    result = json.loads((tmp_path / "out" / f"{NAME}.json").read_text())
+    result = json.loads((tmp_path / "out" / NAME / f"{NAME}.json").read_text())
     assert result["status"] == "lab_not_gradable", result
     assert f"autograder/labs/{NAME}/cases.py is missing" in result["output"], result["output"]
 

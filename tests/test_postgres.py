@@ -1,13 +1,14 @@
 """nbgrader's gradebook on a real PostgreSQL server (`--db postgresql://...`): the class recorded
 there exports as the SQLite gradebook does, nbgrader's feedback works on it, and a re-graded
-student is updated in place."""
+student's lab is updated in place."""
 import shutil
 import subprocess
 
 import pytest
 
-from tests.helpers import ROOT, grade_command, nbgrader, nbgrader_export, results_in
-from tests.services import postgres_database, postgres_server, unused_port
+from tests.classroom import check_record, grade_class
+from tests.helpers import LABS, ROOT, grade_command, nbgrader, nbgrader_export, records_in
+from tests.services import json_count, postgres_database, postgres_server, unused_port
 
 
 @pytest.fixture(scope="module")
@@ -35,32 +36,44 @@ def test_the_class_in_postgresql_exports_as_in_sqlite_and_regrades_in_place(a_cl
                                                                               tmp_path):
     out, submitted = tmp_path / "out", tmp_path / "submitted"
     shutil.copytree(a_class, submitted)
-    run = subprocess.run(grade_command(submitted, "--out", out, "--jobs", "2", "--db", database), cwd=ROOT,
+    shutil.copyfile(a_class.parent / "course.toml", tmp_path / "course.toml")
+    # The graded class's records, current for these same notebooks, go into PostgreSQL as they
+    # are (the way a class moves to a server): nothing is graded, every record is written there.
+    shutil.copytree(uninterrupted, out, ignore=shutil.ignore_patterns("gradebook.db", "autograded"))
+    run = subprocess.run(grade_class(submitted, "--out", out, "--jobs", "2", "--db", database), cwd=ROOT,
                          capture_output=True, text=True, timeout=1800)
     assert run.returncode == 0, run.stdout + run.stderr
+    recorded = len([result for result in records_in(out).values() if result["tests"]])
+    assert f"{json_count(out)} already had a current result and were not graded again (--regrade grades them all); " \
+           f"{recorded} of them recorded in the gradebook now" in run.stdout
     assert not (out / "gradebook.db").exists()
     sqlite = nbgrader_export(uninterrupted, f"sqlite:///{uninterrupted / 'gradebook.db'}", tmp_path)
     assert nbgrader_export(out, database, tmp_path) == sqlite
+    check_record(out, database, tmp_path)
 
-    lab = results_in(out)["student-00"]["extra_data"]["lab"]
+    student, lab = "s01", LABS[0].name
     feedback = nbgrader("generate_feedback", lab, f"--CourseDirectory.root={out}",
-                        f"--CourseDirectory.db_url={database}", "--student=student-00", cwd=tmp_path)
+                        f"--CourseDirectory.db_url={database}", f"--student={student}", cwd=tmp_path)
     assert feedback.returncode == 0, feedback.stderr
-    assert (out / "feedback" / "student-00" / lab / f"{lab}.html").is_file()
+    assert (out / "feedback" / student / lab / f"{lab}.html").is_file()
 
-    # student-00 resubmits (student-01's blank notebook): only that submission is graded again.
-    notebook = submitted / "student-00" / lab / f"{lab}.ipynb"
-    shutil.copyfile(submitted / "student-01" / lab / f"{lab}.ipynb", notebook)
-    again = subprocess.run(grade_command(submitted, "--out", out, "--db", database), cwd=ROOT,
+    # s01 resubmits, on time, the notebook s04 handed in after the cutoff: only that submission is
+    # graded again, and it gets s04's points without the penalty.
+    shutil.copyfile(submitted / "s04" / lab / f"{lab}.ipynb", submitted / student / lab / f"{lab}.ipynb")
+    again = subprocess.run(grade_class(submitted, "--out", out, "--db", database), cwd=ROOT,
                            capture_output=True, text=True, timeout=1800)
     assert again.returncode == 0, again.stdout + again.stderr
-    assert f"{len(results_in(out)) - 1} already had a current result" in again.stdout
-    assert submissions_of(database, "student-00") == 1
-    # The export has a row per student for every lab of the course; the class took one.
-    rows = {row["student_id"]: row for row in nbgrader_export(out, database, tmp_path) if row["assignment"] == lab}
-    before = {row["student_id"]: row for row in sqlite if row["assignment"] == lab}
+    assert f"{len(records_in(out)) - 1} already had a current result" in again.stdout
+    assert submissions_of(database, student) == len(
+        [key for key, result in records_in(out).items() if key[0] == student and result["tests"]])
+    rows = {(row["student_id"], row["assignment"]): row for row in nbgrader_export(out, database, tmp_path)}
+    before = {(row["student_id"], row["assignment"]): row for row in sqlite}
     assert sorted(rows) == sorted(before)
-    assert rows["student-00"]["score"] == rows["student-01"]["score"] != before["student-00"]["score"]
+    assert rows[(student, lab)]["raw_score"] == rows[("s04", lab)]["raw_score"] != before[(student, lab)]["raw_score"]
+    assert float(rows[(student, lab)]["late_submission_penalty"]) == 0
+    assert float(rows[("s04", lab)]["score"]) == 0 < float(rows[(student, lab)]["score"])
+    assert {key: row for key, row in rows.items() if key != (student, lab)} == {
+        key: row for key, row in before.items() if key != (student, lab)}
 
 
 def test_a_gradebook_server_that_is_down_is_a_clear_error_before_any_grading(tmp_path):
@@ -71,4 +84,4 @@ def test_a_gradebook_server_that_is_down_is_a_clear_error_before_any_grading(tmp
                          capture_output=True, text=True, timeout=300)
     assert run.returncode != 0
     assert "cannot open the gradebook postgresql://grader:***@127.0.0.1" in run.stderr and "secret" not in run.stderr
-    assert not list((tmp_path / "out").glob("*.json"))
+    assert not list((tmp_path / "out").glob("*/*.json"))

@@ -1,5 +1,7 @@
-"""An interrupted batch run again grades only what has no current result, and ends as an
-uninterrupted run does: nothing lost, nothing twice."""
+"""A class's record through interruptions and re-grades: an interrupted batch (Ctrl-C, or a client
+killed outright) keeps and tables what it finished, the same command again grades only the rest,
+and the end is the uninterrupted run's record; a re-grade of one student's lab changes that
+record alone."""
 import os
 import shutil
 import signal
@@ -7,52 +9,81 @@ import subprocess
 
 import pytest
 
-from tests.helpers import ROOT, comparable, grade_command, nbgrader_export, results_in
+from tests.classroom import check_record, grade_class
+from tests.helpers import ROOT, comparable, nbgrader_export, records_in
 from tests.services import json_count, wait_for
 
 pytestmark = pytest.mark.slow
 
 
-def grade(*args):
-    return subprocess.run(grade_command(*args), cwd=ROOT, capture_output=True, text=True, timeout=1800)
+def grade(*args, given=None):
+    return subprocess.run(grade_class(*args, given=given), cwd=ROOT, capture_output=True, text=True, timeout=1800)
 
 
-def exported(out, tmp_path):
-    return nbgrader_export(out, f"sqlite:///{out / 'gradebook.db'}", tmp_path)
+def sqlite(out):
+    return f"sqlite:///{out / 'gradebook.db'}"
 
 
-def test_a_killed_client_run_again_grades_only_the_rest(a_class, uninterrupted, tmp_path):
-    out = tmp_path / "out"
-    first = subprocess.Popen(grade_command(a_class, "--out", out, "--jobs", "2"), cwd=ROOT,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+def stopped(a_class, out, records, how):
+    """Start grading the class into `out`, and once `records` results are written, interrupt it
+    `how` (SIGINT to its process group, as Ctrl-C does; SIGKILL to the client alone, which can
+    tidy nothing up). Returns what the client printed and its exit status."""
+    run = subprocess.Popen(grade_class(a_class, "--out", out, "--jobs", "2"), cwd=ROOT, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
-        wait_for(lambda: json_count(out) >= 6, "the sixth result", first)
+        wait_for(lambda: json_count(out) >= records, f"result {records}", run)
+        os.killpg(run.pid, how) if how == signal.SIGINT else run.send_signal(how)
+        said, _ = run.communicate(timeout=600)
     finally:
-        os.killpg(first.pid, signal.SIGKILL)  # the client, mid-batch, with no chance to tidy up
-        first.wait()
-    before = {path.name: (path.stat().st_mtime_ns, path.read_bytes()) for path in out.glob("*.json")}
-    second = grade(a_class, "--out", out, "--jobs", "2")
-    assert second.returncode == 0, second.stdout + second.stderr
-    assert f"{len(before)} already had a current result and were not graded again" in second.stdout
-    assert {name: (out / name).stat().st_mtime_ns for name in before} == {name: t for name, (t, _) in before.items()}
-    assert {name: (out / name).read_bytes() for name in before} == {name: data for name, (_, data) in before.items()}
-    graded, expected = results_in(out), results_in(uninterrupted)
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)
+            run.wait()
+    return said, run.returncode
+
+
+def test_an_interrupted_run_tables_what_it_finished_and_a_run_again_grades_only_the_rest(a_class, uninterrupted,
+                                                                                        tmp_path):
+    out = tmp_path / "out"
+    said, status = stopped(a_class, out, 4, signal.SIGINT)
+    assert status == 130, said
+    assert "interrupted; every result written so far is kept" in said and "without a result yet" in said, said
+    check_record(out, sqlite(out), tmp_path, only=set(records_in(out)))  # the tables: exactly what was written
+    said, status = stopped(a_class, out, json_count(out) + 3, signal.SIGKILL)
+    assert status == -signal.SIGKILL, said
+    before = {path: (path.stat().st_mtime_ns, path.read_bytes()) for path in out.glob("*/*.json")}
+    last = grade(a_class, "--out", out, "--jobs", "2")
+    assert last.returncode == 0, last.stdout + last.stderr
+    assert f"{len(before)} already had a current result and were not graded again" in last.stdout
+    assert {path: (path.stat().st_mtime_ns, path.read_bytes()) for path in before} == before
+    graded, expected = records_in(out), records_in(uninterrupted)
     assert sorted(graded) == sorted(expected)
-    assert all(comparable(graded[name]) == comparable(expected[name]) for name in expected)
-    assert (out / "grades.csv").read_text() == (uninterrupted / "grades.csv").read_text()
-    assert exported(out, tmp_path) == exported(uninterrupted, tmp_path)
+    assert all(comparable(graded[key]) == comparable(expected[key]) for key in expected)
+    for table in ("grades.csv", "course.csv"):
+        assert (out / table).read_text() == (uninterrupted / table).read_text(), table
+    check_record(out, sqlite(out), tmp_path)
+    assert nbgrader_export(out, sqlite(out), tmp_path) == nbgrader_export(uninterrupted, sqlite(uninterrupted),
+                                                                          tmp_path)
 
 
-def test_regrade_grades_a_current_result_again(a_class, uninterrupted, tmp_path):
+def test_regrading_one_students_lab_changes_that_record_alone(a_class, uninterrupted, tmp_path):
     out = tmp_path / "out"
     shutil.copytree(uninterrupted, out)
-    student = sorted(a_class.iterdir())[0]  # current: the run above shows a plain re-run keeps such results
-    before = (out / f"{student.name}.json").stat().st_mtime_ns
-    regraded = grade(student, "--out", out, "--regrade")
-    assert regraded.returncode == 0 and "already had a current result" not in regraded.stdout, regraded.stderr
-    assert (out / f"{student.name}.json").stat().st_mtime_ns != before
-    assert comparable(results_in(out)[student.name]) == comparable(results_in(uninterrupted)[student.name])
-    assert exported(out, tmp_path) == exported(uninterrupted, tmp_path)
+    student, lab = sorted(key for key, result in records_in(out).items() if result["status"] == "graded")[0]
+    chosen = out / student / f"{lab}.json"
+    others = {path: (path.stat().st_mtime_ns, path.read_bytes()) for path in out.glob("*/*.json") if path != chosen}
+    before = chosen.stat().st_mtime_ns
+    regraded = grade(a_class, "--out", out, "--regrade", "--student", student, "--lab", lab)
+    assert regraded.returncode == 0 and "graded 1 of 1 submissions" in regraded.stdout, regraded.stdout
+    assert chosen.stat().st_mtime_ns != before
+    assert {path: (path.stat().st_mtime_ns, path.read_bytes()) for path in others} == others
+    assert comparable(records_in(out)[(student, lab)]) == comparable(records_in(uninterrupted)[(student, lab)])
+    check_record(out, sqlite(out), tmp_path)
+    # A student's folder given alone grades that student's labs, each once, and keeps the rest.
+    again = grade(a_class, "--out", out, given=[a_class / student])
+    assert again.returncode == 0, again.stdout + again.stderr
+    labs = len([key for key in records_in(out) if key[0] == student])
+    assert f"{labs} already had a current result" in again.stdout
+    check_record(out, sqlite(out), tmp_path)
 
 
 def test_current_results_missing_from_the_gradebook_are_recorded_without_grading(a_class, uninterrupted, tmp_path):
@@ -63,6 +94,7 @@ def test_current_results_missing_from_the_gradebook_are_recorded_without_grading
     run = grade(a_class, "--out", out)
     assert run.returncode == 0, run.stdout + run.stderr
     assert f"{json_count(uninterrupted)} already had a current result" in run.stdout
-    recorded = len(list((uninterrupted / "autograded").iterdir()))
+    recorded = len(list((uninterrupted / "autograded").glob("*/*/*.ipynb")))
     assert f"{recorded} of them recorded in the gradebook now" in run.stdout
-    assert exported(out, tmp_path) == exported(uninterrupted, tmp_path)
+    assert nbgrader_export(out, sqlite(out), tmp_path) == nbgrader_export(uninterrupted, sqlite(uninterrupted),
+                                                                          tmp_path)

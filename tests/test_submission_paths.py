@@ -2,7 +2,6 @@
 pipe or device is followed or read), a path given twice is graded once, every name of a result
 file is safe, bounded and distinct, and no cell of grades.csv is a formula."""
 import csv
-import json
 import os
 import random
 import stat
@@ -12,12 +11,13 @@ import time
 
 import pytest
 
-from autograder.commands import find_notebooks, unique_names
 from autograder.grade import Outcome, activity_result
-from autograder.report import write_csv, write_html, write_json
-from autograder.results_store import PLAIN, STEM_BYTES, atomic_write, current_result, file_stem, notebook_digest, \
-    provenance
+from autograder.report import write_html, write_json
+from autograder.results_store import (PLAIN, RESERVED, STEM_BYTES, atomic_write, current_result, file_stem,
+                                      notebook_digest, provenance, stored_results, student_folder)
+from autograder.roster import Submission, find_paths, roster
 from autograder.submission import SubmissionError, load, student_name
+from autograder.tables import write_tables
 from tests.adversarial.files import FORMULA_STARTS
 from tests.helpers import LABS, ROOT, grade_command, lab_notebook
 
@@ -97,15 +97,17 @@ def test_linked_folders_are_not_searched_and_linked_notebooks_are_kept_to_be_ref
     (batch / "bob").symlink_to(INSTRUCTOR.parent)  # holds the instructor's .ipynb
     (batch / "carol.ipynb").symlink_to(INSTRUCTOR)
     (batch / "dave.ipynb").symlink_to(INSTRUCTOR.parent)
-    found = find_notebooks([batch])
+    skipped = []
+    found = find_paths([batch], skipped)
     assert found == [batch / "alice" / "own.ipynb", batch / "carol.ipynb", batch / "dave.ipynb"]
     assert [refusal(path).kind for path in found[1:]] == ["not_a_regular_file"] * 2
+    assert skipped == [(batch / "bob", "a link to a folder, which is never followed")]
 
 
 def test_a_linked_folder_given_is_refused_not_searched(tmp_path):
     link = tmp_path / "linked"
     link.symlink_to(INSTRUCTOR.parent)
-    assert find_notebooks([link]) == [link]
+    assert find_paths([link], []) == [link]
     assert refusal(link).kind == "not_a_regular_file"
 
 
@@ -116,7 +118,7 @@ def test_the_same_file_through_any_spelling_is_found_once(tmp_path, monkeypatch)
     notebook.write_bytes(BLANK.read_bytes())
     monkeypatch.chdir(batch)
     spellings = ["a.ipynb", "./a.ipynb", str(notebook), "../batch/a.ipynb", str(batch), "."]
-    assert len(find_notebooks(spellings)) == 1
+    assert len(find_paths(spellings, [])) == 1
 
 
 def test_a_file_linked_into_two_students_folders_is_one_submission_each(tmp_path):
@@ -127,14 +129,33 @@ def test_a_file_linked_into_two_students_folders_is_one_submission_each(tmp_path
     alice.write_bytes(BLANK.read_bytes())
     bob = submitted / "bob" / LAB.name / f"{LAB.name}.ipynb"
     os.link(alice, bob)
-    found = find_notebooks([submitted, alice, bob])
-    assert found == [alice, bob] and unique_names(found) == ["alice", "bob"]
+    assert find_paths([submitted, alice, bob], []) == [alice, bob]
+    assert [s.key for s in roster([submitted, alice, bob]).submissions] == [("alice", LAB.name), ("bob", LAB.name)]
 
 
-def test_names_made_unique_never_meet_a_given_name(tmp_path):
-    paths = [tmp_path / "a.ipynb", tmp_path / "x" / "a.ipynb", tmp_path / "a-2.ipynb", tmp_path / "y" / "a.ipynb"]
-    names = unique_names(paths)
-    assert len(set(names)) == len(paths) and names[:2] == ["a", "a-2"]
+def test_two_files_of_one_record_are_graded_once_and_the_other_is_said(tmp_path):
+    """Outside nbgrader's layout, two notebooks of one stem and lab; inside it, a second notebook
+    in a lab's folder: one record each, from the notebook named for the lab where there is one."""
+    for folder in ("x", "y"):
+        (tmp_path / "loose" / folder).mkdir(parents=True)
+        (tmp_path / "loose" / folder / "a.ipynb").write_bytes(BLANK.read_bytes())
+    found = roster([tmp_path / "loose"])
+    assert [(s.key, s.path) for s in found.submissions] == [(("a", LAB.name), tmp_path / "loose" / "x" / "a.ipynb")]
+    assert found.skipped == [(tmp_path / "loose" / "y" / "a.ipynb", f"another file for a/{LAB.name}, which is graded "
+                                                                   f"from {tmp_path / 'loose' / 'x' / 'a.ipynb'}")]
+    folder = tmp_path / "submitted" / "alice" / LAB.name
+    folder.mkdir(parents=True)
+    for name in ("a-copy.ipynb", f"{LAB.name}.ipynb"):
+        (folder / name).write_bytes(BLANK.read_bytes())
+    (folder / "timestamp.txt").write_text("2026-12-01 10:00:00.000000 UTC")
+    (folder / "notes.py").write_text("print(1)\n")
+    (tmp_path / "submitted" / "alice" / "empty_lab").mkdir()
+    found = roster([tmp_path / "submitted"])
+    assert [(s.key, s.path.name, s.expected) for s in found.submissions] == [
+        (("alice", LAB.name), f"{LAB.name}.ipynb", LAB.name)]
+    assert sorted((path.name, why.split(",")[0]) for path, why in found.skipped) == [
+        ("a-copy.ipynb", f"another file for alice/{LAB.name}"),
+        ("empty_lab", "an assignment folder with no notebook in it"), ("notes.py", "not a notebook (.ipynb)")]
 
 
 def test_the_student_is_found_from_inside_the_submitted_folder(tmp_path, monkeypatch):
@@ -178,6 +199,14 @@ def test_a_plain_name_is_its_own_stem(name):
     assert file_stem(name) == name
 
 
+@pytest.mark.parametrize("name", [*sorted(RESERVED), "grades.csv", "course.csv", f"grades-{LAB.name}.csv",
+                                  "GRADES.CSV"])
+def test_a_student_named_like_the_results_folders_own_files_gets_a_folder_of_their_own(name):
+    folder = student_folder(name)
+    assert folder.startswith("%"), "the results folder's own names start with a letter"
+    assert folder not in {student_folder(other) for other in odd_names()}
+
+
 def a_result(name, passed=True):
     outcomes = {activity: Outcome(passed, "fine" if passed else "wrong") for activity in LAB.activities}
     result = activity_result(name, f"/somewhere/{name}.ipynb", LAB, outcomes, [], "graded", time.monotonic())
@@ -188,10 +217,12 @@ def a_result(name, passed=True):
 @pytest.mark.parametrize("length", [234, 255, 1000, 10_000])
 def test_results_of_a_long_name_are_written_and_found_again(tmp_path, length):
     name, result = "n" * length, a_result("n" * length)
-    written = [write_json(tmp_path, name, result), write_html(tmp_path, name, result, LAB.title)]
-    assert all(path.parent == tmp_path and path.is_file() for path in written)
-    assert current_result(tmp_path, name, "0" * 64, SECRET) == result
-    assert max(len(os.fsencode(entry)) for entry in os.listdir(tmp_path)) <= NAME_MAX
+    written = [write_json(tmp_path, result), write_html(tmp_path, result)]
+    assert all(path.parent.parent == tmp_path and path.is_file() for path in written)
+    submission = Submission(name, LAB.name, tmp_path / f"{name[:200]}.ipynb")
+    assert current_result(tmp_path, submission, "0" * 64, SECRET) == result
+    assert stored_results(tmp_path) == {(name, LAB.name): result}
+    assert max(len(os.fsencode(path.name)) for path in tmp_path.rglob("*")) <= NAME_MAX
 
 
 def test_whole_file_writing_works_at_the_name_limit(tmp_path):
@@ -204,23 +235,29 @@ def test_a_name_with_path_components_stays_in_the_folder(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
     for name in ("..", ".", "../../escaped", "/abs"):
-        write_json(out, name, a_result(name))
-    assert {path.parent for path in out.rglob("*")} == {out} and not (tmp_path / "escaped.json").exists()
-    assert not any(entry.startswith(".") for entry in os.listdir(out))
+        write_json(out, a_result(name))
+    assert {path.parent.parent for path in out.glob("*/*")} == {out} and not (tmp_path / "escaped.json").exists()
+    assert len(list(out.rglob("*"))) == 8 and not any(path.name.startswith(".") for path in out.rglob("*"))
+    assert sorted(stored_results(out)) == sorted((name, LAB.name) for name in ("..", ".", "../../escaped", "/abs"))
 
 
 # ------------------------------------------------------------------------- grades.csv
 def test_csv_cells_are_never_formulas_and_numbers_stay_numbers(tmp_path):
     names = ["=1+1", "+SUM(A1)", "-2+3", "@cmd", "\t=hidden", "\r=hidden", "plain", "'quoted", "1e3"]
-    write_csv(tmp_path, [(name, a_result(name)) for name in names])
+    for name in names:
+        write_json(tmp_path, a_result(name))
+    write_tables(tmp_path)
+    for table in ("grades.csv", f"grades-{LAB.name}.csv", "course.csv"):
+        with (tmp_path / table).open(newline="") as handle:
+            rows = list(csv.DictReader(handle))
+        assert sorted(row["student"] for row in rows) == sorted(
+            "'" + name if name.startswith(FORMULA_STARTS) else name for name in names), table
+        for row in rows:
+            assert not any(cell.startswith(FORMULA_STARTS) for cell in row.values()), row
     with (tmp_path / "grades.csv").open(newline="") as handle:
-        rows = list(csv.DictReader(handle))
-    assert sorted(row["submission"] for row in rows) == sorted(
-        "'" + name if name.startswith(FORMULA_STARTS) else name for name in names)
-    points = {activity: str(value.points) for activity, value in LAB.activities.items()}
-    for row in rows:
-        assert not any(cell.startswith(FORMULA_STARTS) for cell in row.values()), row
-        assert {activity: row[activity] for activity in LAB.activities} == points
+        for row in csv.DictReader(handle):
+            assert {a: row[f"{LAB.name} {a}"] for a in LAB.activities} == {
+                a: str(value.points) for a, value in LAB.activities.items()}
 
 
 # ------------------------------------------------------------------------- a whole batch
@@ -239,12 +276,12 @@ def test_a_batch_of_odd_paths_gets_a_result_for_each_and_runs_again(tmp_path):
     run = subprocess.run(grade_command(batch, *spelt_again, "--out", out, "--jobs", "2"), cwd=ROOT,
                          capture_output=True, text=True, timeout=1800)
     assert run.returncode == 0, run.stdout + run.stderr
-    results = {result["extra_data"]["submission"]: result
-               for result in (json.loads(path.read_text()) for path in out.glob("*.json"))}
+    results = {student: result for (student, _), result in stored_results(out).items()}
     assert {name: result["status"] for name, result in results.items()} == {
         **{name: "graded" for name in odd}, **dict.fromkeys(("linked", "pipe", "device"), "not_a_regular_file")}
     assert all(result["score"] == 0 for result in results.values()), "the instructor's notebook was not graded"
-    assert sorted(entry.name for entry in out.iterdir() if entry.is_dir()) == ["autograded"]
+    assert sorted(entry.name for entry in out.iterdir() if entry.is_dir()) == sorted(
+        ["autograded", *map(student_folder, results)])
     assert len(list((out / "autograded").iterdir())) == len(odd)
     assert max(len(os.fsencode(path.name)) for path in out.rglob("*")) <= NAME_MAX
     with (out / "grades.csv").open(newline="") as handle:

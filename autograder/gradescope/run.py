@@ -48,7 +48,7 @@ def grade_submission(base):
     with tempfile.TemporaryDirectory(prefix="gradescope-") as out:
         subprocess.run([sys.executable, "-m", "autograder", "grade", str(notebook), "--out", out, "--jobs", "1"],
                        cwd=ROOT, stdin=subprocess.DEVNULL, check=False)
-        found = sorted(Path(out).glob("*.json"))
+        found = sorted(Path(out).glob("*/*.json"))  # <student>/<lab>.json
         if not found:
             return no_result("The grader failed before it could grade this notebook; the course staff can see why "
                              "in the autograder's log.", "grader_error")

@@ -16,7 +16,6 @@ activities, points and policy.
                                                        with a solved control, print the table
 """
 import copy
-import json
 import subprocess
 import sys
 import uuid
@@ -25,7 +24,7 @@ from pathlib import Path
 import nbformat
 
 from tests.adversarial import channels, delegation, faults, files, generic, methods, pt03
-from tests.helpers import CELL_TIMEOUT, ROOT
+from tests.helpers import CELL_TIMEOUT, ROOT, results_in
 # lab name -> the functions (lab) -> [Attack] of the attacks that make sense for it alone
 SPECIFIC = {pt03.LAB: (pt03.attacks, methods.pt03_attacks), methods.TENSOR: (methods.tensor_attacks,)}
 
@@ -88,9 +87,8 @@ def grade_corpus(lab, solved_path, blank_path, batch, out, sandbox="auto", timeo
     run = subprocess.run([sys.executable, "-m", "autograder", "grade", str(batch), "--out", str(out),
                           "--cell-timeout", CELL_TIMEOUT, "--sandbox", sandbox, *options], cwd=ROOT, check=False, capture_output=True,
                          text=True, timeout=timeout)
-    # By the name the grader gave each submission: file names are escaped (README, Grading).
-    results = {result["extra_data"]["submission"]: result
-               for result in (json.loads(path.read_text()) for path in out.glob("*.json"))}
+    # By the student each record names: file names are escaped (README, Grading).
+    results = results_in(out)
     return made, results, run, context
 
 

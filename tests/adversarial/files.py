@@ -16,6 +16,7 @@ from pathlib import Path
 
 import nbformat
 
+from autograder.results_store import stored_results, student_folder
 from tests.adversarial.common import Attack, nth, stubbed
 
 # What a spreadsheet reads as the start of a formula in a cell of text (tab and carriage return:
@@ -59,12 +60,13 @@ def named(activity_index):
 
 
 def only_results_folder_files(context):
-    """A trace when a folder other than autograded/ is in the results folder (a name that
-    climbed out of autograded/<name>/) or a hidden entry is in either."""
+    """A trace when a folder other than autograded/ and the students' own is in the results
+    folder (a name that climbed out of its folder) or a hidden entry is in any of them."""
     out = Path(context["out"])
-    strays = [entry.name for entry in out.iterdir() if entry.is_dir() and entry.name != "autograded"]
-    strays += [entry.name for folder in (out, out / "autograded") if folder.is_dir()
-               for entry in folder.iterdir() if entry.name.startswith(".")]
+    students = {student_folder(student) for student, _ in stored_results(out)}
+    strays = [entry.name for entry in out.iterdir() if entry.is_dir() and entry.name not in {"autograded", *students}]
+    strays += [entry.name for folder in (out, out / "autograded", *(out / name for name in students))
+               if folder.is_dir() for entry in folder.iterdir() if entry.name.startswith(".")]
     return f"left in {out}: {', '.join(strays)}" if strays else None
 
 

@@ -161,7 +161,7 @@ else:
 __WRONG__
 """
 READ_GRADEBOOK = PLACES + """
-loot = glob.glob("__OUT__/gradebook.db") + glob.glob("__OUT__/*.json") + glob.glob("__BATCH__/*.ipynb")
+loot = glob.glob("__OUT__/gradebook.db") + glob.glob("__OUT__/*/*.json") + glob.glob("__BATCH__/*.ipynb")
 loot += [path for place in sorted(places) for path in glob.glob(os.path.join(place, "graded", "gradebook.db"))]
 if loot:
 __REFERENCE__

@@ -1,0 +1,140 @@
+"""What a grading run tells the person waiting for it: where the batch is while it runs, and at the
+end, what it came to.
+
+On a terminal, one line redrawn every second: done/total, elapsed time, an estimate of the rest,
+and what is being graded now and for how long. In a log (no terminal: CI, `nohup`), one plain
+line per finished submission, and every minute a line naming what is still running, so that a
+silent log always means a stopped grader.
+"""
+import shutil
+import sys
+import threading
+import time
+
+from autograder.vocabulary import plural
+
+TICK = 1.0  # seconds between redraws on a terminal
+LOG_TICK = 60.0  # seconds between "still running" lines in a log
+
+
+def printable(text):
+    """`text` for the terminal: a character that is not printable could move the cursor or
+    rewrite what is shown."""
+    return "".join(character if character.isprintable() else "?" for character in str(text))
+
+
+def clock(seconds):
+    """'1:05:09', '4:07'."""
+    minutes, seconds = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{seconds:02d}" if hours else f"{minutes}:{seconds:02d}"
+
+
+def verdict(result):
+    """A result in a few words: its points, or its status and the reason."""
+    if result["status"] == "graded":
+        late = result["extra_data"].get("late", {}).get("penalty")
+        return f"graded, {result['extra_data'].get('summary', '')}" + (f", late \u2212{late:.0%}" if late else "")
+    reason = (result.get("output") or "").strip().splitlines()
+    return f"{result['status']}: {reason[0][:160] if reason else 'no reason given'}"
+
+
+class Progress:
+    def __init__(self, total, stream=None):
+        self.stream = stream or sys.stderr
+        self.total, self.done, self.started = total, 0, time.monotonic()
+        self.running = {}  # label -> when it started
+        self.terminal = self.stream.isatty()
+        self._lock, self._stop = threading.Lock(), threading.Event()
+        self._ticker = threading.Thread(target=self._tick, daemon=True)
+        if total:
+            self._ticker.start()
+
+    def start(self, label):
+        with self._lock:
+            self.running[printable(label)] = time.monotonic()
+
+    def finish(self, label, result):
+        with self._lock:
+            label = printable(label)
+            began = self.running.pop(label, None)
+            self.done += 1
+            took = f" ({time.monotonic() - began:.1f} s)" if began is not None else ""
+            if self.terminal:
+                self._clear()
+            self.stream.write(f"[{self.done}/{self.total} {clock(self.elapsed())}] {label}: "
+                              f"{printable(verdict(result))}{took}\n")
+            if self.terminal:
+                self._draw()
+            self.stream.flush()
+
+    def elapsed(self):
+        return time.monotonic() - self.started
+
+    def line(self):
+        """The status line: done/total, elapsed, the estimate, and what runs now (longest first)."""
+        elapsed = self.elapsed()
+        left = f", about {clock(elapsed / self.done * (self.total - self.done))} left" if self.done else ""
+        now = time.monotonic()
+        running = sorted(self.running.items(), key=lambda item: item[1])
+        shown = ", ".join(f"{label} {clock(now - since)}" for label, since in running)
+        return f"{self.done}/{self.total} done, {clock(elapsed)} elapsed{left}" + (
+            f"; grading {shown}" if shown else "")
+
+    def _draw(self):
+        width = shutil.get_terminal_size((100, 20)).columns - 1
+        self.stream.write("\r" + self.line()[:width])
+
+    def _clear(self):
+        self.stream.write("\r\033[K")
+
+    def _tick(self):
+        interval = TICK if self.terminal else LOG_TICK
+        while not self._stop.wait(interval):
+            with self._lock:
+                if self.terminal:
+                    self._clear()
+                    self._draw()
+                elif self.running:
+                    self.stream.write(f"[{self.done}/{self.total} {clock(self.elapsed())}] still running: "
+                                      + self.line().split("; grading ", 1)[-1] + "\n")
+                self.stream.flush()
+
+    def close(self):
+        self._stop.set()
+        with self._lock:
+            if self.terminal and self.total:
+                self._clear()
+                self.stream.flush()
+
+
+def summary(run, total, missing, skipped, out):
+    """The closing lines of a run: `run` ({submission: result}) holds the results of the `total`
+    submissions this run was given (fewer when it was interrupted), `missing` [(student, lab)]
+    is the whole class's, `skipped` [(path, why)] the run's."""
+    lines = []
+    graded = sum(result["status"] == "graded" for result in run.values())
+    lines.append(f"graded {graded} of {total} submissions; results in {out}")
+    if len(run) < total:
+        lines.append(f"{plural(total - len(run), 'submission')} without a result yet: run the same command again")
+    counts = {}
+    for result in run.values():
+        counts[result["status"]] = counts.get(result["status"], 0) + 1
+    lines.append("statuses: " + ", ".join(f"{status} {count}" for status, count in sorted(counts.items())))
+    others = [(submission, result) for submission, result in run.items() if result["status"] != "graded"]
+    if others:
+        lines.append(f"not graded ({len(others)}):")
+        lines += [f"  {printable(submission)}: {printable(verdict(result))}" for submission, result in others]
+    late = [(submission, result) for submission, result in run.items()
+            if result["extra_data"].get("late", {}).get("seconds_late")]
+    if late:
+        lines.append(f"handed in late ({len(late)}):")
+        lines += [f"  {printable(submission)}: {printable(result['extra_data']['late'].get('said', ''))}"
+                  for submission, result in late]
+    if missing:
+        lines.append(f"missing ({len(missing)}), in the class's records: no submission for a lab others handed in:")
+        lines += [f"  {printable(student)}/{lab}" for student, lab in missing]
+    if skipped:
+        lines.append(f"skipped ({len(skipped)}):")
+        lines += [f"  {printable(path)}: {why}" for path, why in skipped]
+    return lines

@@ -1,0 +1,124 @@
+"""The class's tables, rebuilt after every run (a subset, an interrupted run, a run that failed)
+from every record in the results folder, so that they always show the whole class:
+
+* `grades.csv`: one row per (student, lab), the points earned (required and bonus apart), the
+  late penalty and the score after it, when it was handed in, and one column per activity,
+  named `<lab> <activity>` (an activity id means something else in each lab), in the course's
+  order: the labs by name, each lab's activities in its notebook's order;
+* `grades-<lab>.csv`: the same rows for one lab, its activities' columns named by id alone;
+* `course.csv`: one row per student, and for each lab its required points, its bonus points
+  (both after any late penalty) and its status (`missing` where there is no record).
+
+Each file is written whole or not at all, and no cell of them is a formula.
+"""
+import csv
+import io
+from pathlib import Path
+
+from autograder.labs import course_labs
+from autograder.lateness import tidy
+from autograder.results_store import atomic_write, stored_results
+
+MISSING = "missing"
+NOT_HANDED_IN = ("wrong_lab",)  # statuses of a record that counts as no submission for its lab
+
+# What a spreadsheet reads as the start of a formula (or, for tab and carriage return, of one
+# hidden behind blank space) in a cell of text.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(value):
+    """`value` for a CSV cell: text that a spreadsheet would run as a formula gets a leading
+    quote, which shows it as text; numbers stay numbers."""
+    return "'" + value if isinstance(value, str) and value.startswith(FORMULA_STARTS) else value
+
+
+def activity_order(lab, records):
+    """The activity ids of `lab` in its notebook's order (for a lab the course no longer has, in
+    the order its results list them)."""
+    known = course_labs().get(lab)
+    if known is not None:
+        return list(known.activities)
+    order = []
+    for result in records:
+        order += [test["name"] for test in result["tests"] if test["name"] not in order]
+    return order
+
+
+def earned(result):
+    """(required, bonus) after the late penalty, which takes the same fraction of each."""
+    extra = result["extra_data"]
+    kept = 1 - extra.get("late", {}).get("penalty", 0.0)
+    return tidy(extra.get("required", 0) * kept), tidy(extra.get("bonus", 0) * kept)
+
+
+def csv_text(header, rows):
+    handle = io.StringIO(newline="")
+    writer = csv.writer(handle)
+    writer.writerow(header)
+    for row in rows:
+        writer.writerow([spreadsheet_safe("" if cell is None else cell) for cell in row])
+    return handle.getvalue()
+
+
+COMMON = ["student", "lab", "status", "required", "max_required", "bonus", "max_bonus", "penalty", "score",
+          "submitted", "hours_late"]
+
+
+def common_cells(student, lab, result):
+    extra, late = result["extra_data"], result["extra_data"].get("late", {})
+    seconds = late.get("seconds_late")
+    return [student, lab, result["status"], extra.get("required", 0), extra.get("max_required", 0),
+            extra.get("bonus", 0), extra.get("max_bonus", 0), extra.get("penalty_points", 0), result["score"],
+            late.get("submitted"), None if seconds is None else round(seconds / 3600, 2)]
+
+
+def write_tables(out):
+    """Rewrite every table of the results folder `out` from its records; returns the records
+    ({(student, lab): result})."""
+    out = Path(out)
+    records = stored_results(out)
+    labs = sorted({lab for _, lab in records})
+    orders = {lab: activity_order(lab, [r for (_, l), r in records.items() if l == lab]) for lab in labs}
+    scores = {key: {test["name"]: test["score"] for test in result["tests"]} for key, result in records.items()}
+    columns = [(lab, activity) for lab in labs for activity in orders[lab]]
+    rows = [common_cells(student, lab, result) + [scores[(student, lab)].get(a) if l == lab else None
+                                                  for l, a in columns]
+            for (student, lab), result in sorted(records.items())]
+    atomic_write(out / "grades.csv", csv_text(COMMON + [f"{lab} {a}" for lab, a in columns], rows))
+    for lab in labs:
+        if lab not in course_labs():
+            continue  # an unrecognised file or a folder named for no lab: grades.csv shows it
+        rows = [common_cells(student, l, result)[:1] + common_cells(student, l, result)[2:]
+                + [scores[(student, l)].get(a) for a in orders[lab]]
+                for (student, l), result in sorted(records.items()) if l == lab]
+        atomic_write(out / f"grades-{lab}.csv", csv_text(COMMON[:1] + COMMON[2:] + orders[lab], rows))
+    atomic_write(out / "course.csv", course_sheet(records))
+    return records
+
+
+def course_sheet(records):
+    """course.csv: a row per student, three columns per lab of the course."""
+    labs = sorted(course_labs())
+    students = sorted({student for student, _ in records})
+    rows = []
+    for student in students:
+        row = [student]
+        for lab in labs:
+            result = records.get((student, lab))
+            if result is None or result["status"] in NOT_HANDED_IN:
+                row += [None, None, MISSING if result is None else result["status"]]
+            else:
+                row += [*earned(result), result["status"]]
+        rows.append(row)
+    header = ["student"] + [f"{lab} {part}" for lab in labs for part in ("required", "bonus", "status")]
+    return csv_text(header, rows)
+
+
+def missing(records):
+    """[(student, lab)] of the students of `records` who have no submission for a lab that
+    another student handed in: no record, or one of another lab's notebook."""
+    handed_in = {key for key, result in records.items() if result["status"] not in NOT_HANDED_IN}
+    labs = sorted({lab for _, lab in handed_in if lab in course_labs()})
+    students = sorted({student for student, _ in records})
+    return [(student, lab) for student in students for lab in labs if (student, lab) not in handed_in]

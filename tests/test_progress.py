@@ -1,0 +1,91 @@
+"""What a run shows while it runs (autograder/progress.py): on a terminal a status line with
+done/total, the time elapsed, an estimate and what is being graded now; in a log one plain line
+per finished submission and, every minute, what is still running; and at the end a summary that
+counts each status and names what was not graded, what is missing and what was skipped."""
+import io
+import time
+
+import pytest
+
+import autograder.progress as progress
+from autograder.progress import Progress, clock, summary, verdict
+
+
+class Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def graded(summary_line="14/14 + 4 bonus", penalty=None):
+    late = {"penalty": penalty, "seconds_late": 3600, "said": "Handed in 1 h late: \u221210%"} if penalty else {}
+    return {"status": "graded", "output": f"Score: {summary_line}.", "extra_data": {"summary": summary_line,
+                                                                                     "late": late}}
+
+
+def failed(status, reason):
+    return {"status": status, "output": reason, "extra_data": {}}
+
+
+def test_a_log_gets_one_plain_line_per_finished_submission():
+    stream = io.StringIO()
+    shown = Progress(2, stream)
+    shown.start("s01/pt03_autodiff")
+    shown.finish("s01/pt03_autodiff", graded())
+    shown.finish("s02/pt03_autodiff", failed("wrong_lab", "this notebook is lab scalar_engine\nmore"))
+    shown.close()
+    lines = stream.getvalue().splitlines()
+    assert lines[0].startswith("[1/2 0:00] s01/pt03_autodiff: graded, 14/14 + 4 bonus (")
+    assert lines[1] == "[2/2 0:00] s02/pt03_autodiff: wrong_lab: this notebook is lab scalar_engine"
+    assert "\r" not in stream.getvalue() and "\033" not in stream.getvalue()
+
+
+def test_a_log_names_what_is_still_running_every_so_often(monkeypatch):
+    monkeypatch.setattr(progress, "LOG_TICK", 0.05)
+    stream = io.StringIO()
+    shown = Progress(3, stream)
+    shown.start("s03/tensor_engine")
+    time.sleep(0.3)
+    shown.close()
+    assert "still running: s03/tensor_engine 0:00" in stream.getvalue()
+
+
+def test_a_terminal_gets_a_status_line_with_the_estimate_and_what_runs_now(monkeypatch):
+    monkeypatch.setattr(progress, "TICK", 0.05)
+    stream = Terminal()
+    shown = Progress(4, stream)
+    shown.start("s01/pt03_autodiff")
+    shown.finish("s01/pt03_autodiff", graded())
+    shown.start("s02/scalar_engine")
+    time.sleep(0.3)
+    line = shown.line()
+    shown.close()
+    assert line.startswith("1/4 done, 0:00 elapsed, about 0:00 left; grading s02/scalar_engine 0:00")
+    assert "\r1/4 done" in stream.getvalue() and "\033[K" in stream.getvalue()
+
+
+def test_names_cannot_move_the_cursor():
+    stream = Terminal()
+    shown = Progress(1, stream)
+    shown.finish("evil\x1b[2J\r/lab", graded())
+    shown.close()
+    assert "evil?[2J?/lab" in stream.getvalue()
+
+
+@pytest.mark.parametrize("seconds, shown", [(0, "0:00"), (65, "1:05"), (3725, "1:02:05")])
+def test_clock(seconds, shown):
+    assert clock(seconds) == shown
+
+
+def test_the_summary_counts_statuses_and_names_the_rest():
+    run = {"s01/a": graded(), "s02/a": graded("7/14 + 0 bonus", penalty=0.1),
+           "s03/a": failed("invalid_notebook", "the file is empty"), "s04/a": failed("timeout", "")}
+    lines = summary(run, 5, [("s05", "a")], [("submitted/s03/a/x.py", "not a notebook (.ipynb)")], "out")
+    assert lines[0] == "graded 2 of 5 submissions; results in out"
+    assert lines[1] == "1 submission without a result yet: run the same command again"
+    assert lines[2] == "statuses: graded 2, invalid_notebook 1, timeout 1"
+    text = "\n".join(lines)
+    assert "not graded (2):\n  s03/a: invalid_notebook: the file is empty\n  s04/a: timeout: no reason given" in text
+    assert "handed in late (1):\n  s02/a: Handed in 1 h late: \u221210%" in text
+    assert "missing (1)" in text and "  s05/a" in text
+    assert "skipped (1):\n  submitted/s03/a/x.py: not a notebook (.ipynb)" in text
+    assert verdict(run["s02/a"]) == "graded, 7/14 + 0 bonus, late \u221210%"
