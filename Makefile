@@ -30,7 +30,7 @@ release: $(SETUP)
 # cores of a 2-core machine 99.7% busy (/proc/stat). tests/conftest.py keeps tests that share a fixture together.
 TEST_PROCESSES ?= 3
 test: $(SETUP)
-	$(PY) -m pytest -n $(TEST_PROCESSES) --dist loadscope
+	$(PY) -m pytest -n $(TEST_PROCESSES) --dist loadscope --durations=25
 
 # The quick loop: everything but the tests that execute whole notebooks.
 test-fast: $(SETUP)

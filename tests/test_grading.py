@@ -86,6 +86,11 @@ def graded(lab, tmp_path_factory, release_dir, solved_dir):
     for activity in rescue_chain(lab):
         chain = with_answer(chain, activity, wrong_answer(lab, activity))
     save(chain, folder, "wrong-chain")
+    hung, *later = rescue_chain(lab)  # the first need hangs, and the activities that need it are wrong
+    hanging = with_answer(solved, hung, replaced_function(lab.activities[hung], "while True:\n    pass"))
+    for activity in later:
+        hanging = with_answer(hanging, activity, wrong_answer(lab, activity))
+    save(hanging, folder, "hang-chain")
     save(with_cell_after(solved, first, TORCH_ASIDE), folder, "pytorch-extra-cell")
     opening = next(iter(lab.activities.values()))
     save(with_answer(solved, opening.id, f"import torch\n\n{opening.reference.source}\n\n{TORCH_ASIDE}"), folder,
@@ -186,6 +191,18 @@ def test_a_wrong_activity_is_not_rescued_by_the_correct_engine(graded, lab):
     activity itself, even when a later activity calls it and is retried in the same submission."""
     scores = {t["name"]: t["score"] for t in graded[3]["wrong-chain"]["tests"]}
     assert {activity: scores[activity] for activity in rescue_chain(lab)} == dict.fromkeys(rescue_chain(lab), 0)
+
+
+def test_a_wrong_activity_whose_need_hung_is_not_rescued_either(graded, lab):
+    """An activity that is not run on an engine that hung is judged on the correct engine alone,
+    with only what hung replaced: when its own code is wrong, it loses its points, and says which
+    check failed there."""
+    tests = {t["name"]: t for t in graded[3]["hang-chain"]["tests"]}
+    _, *later = rescue_chain(lab)
+    assert {activity: tests[activity]["score"] for activity in rescue_chain(lab)} == dict.fromkeys(rescue_chain(lab), 0)
+    for activity in later:
+        assert "failed hidden check " in tests[activity]["output"], tests[activity]
+        assert "judged on a correct engine in place of" in tests[activity]["output"], tests[activity]
 
 
 def test_dependent_activities_are_graded_on_a_correct_engine(graded, lab):
