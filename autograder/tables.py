@@ -89,9 +89,9 @@ def write_tables(out):
     for lab in labs:
         if lab not in course_labs():
             continue  # an unrecognised file or a folder named for no lab: grades.csv shows it
-        rows = [common_cells(student, l, result)[:1] + common_cells(student, l, result)[2:]
-                + [scores[(student, l)].get(a) for a in orders[lab]]
-                for (student, l), result in sorted(records.items()) if l == lab]
+        rows = [[cell for position, cell in enumerate(common_cells(student, lab, result)) if position != 1]
+                + [scores[(student, lab)].get(a) for a in orders[lab]]
+                for (student, name), result in sorted(records.items()) if name == lab]
         atomic_write(out / f"grades-{lab}.csv", csv_text(COMMON[:1] + COMMON[2:] + orders[lab], rows))
     atomic_write(out / "course.csv", course_sheet(records))
     return records
