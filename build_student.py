@@ -14,6 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import course  # noqa: F401  (before nbformat: see course/__init__.py)
 import nbformat
 
 from course.cells import LabError

@@ -3,6 +3,7 @@ done/total, the time elapsed, an estimate and what is being graded now; in a log
 per finished submission and, every minute, what is still running; and at the end a summary that
 counts each status and names what was not graded, what is missing and what was skipped."""
 import io
+import re
 import time
 
 import pytest
@@ -59,7 +60,8 @@ def test_a_terminal_gets_a_status_line_with_the_estimate_and_what_runs_now(monke
     time.sleep(0.3)
     line = shown.line()
     shown.close()
-    assert line.startswith("1/4 done, 0:00 elapsed, about 0:00 left; grading s02/scalar_engine 0:00")
+    # The figures depend on how fast this machine is now; their places do not.
+    assert re.match(r"1/4 done, \d+:\d\d elapsed, about \d+:\d\d left; grading s02/scalar_engine \d+:\d\d", line), line
     assert "\r1/4 done" in stream.getvalue() and "\033[K" in stream.getvalue()
 
 
