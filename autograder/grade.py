@@ -301,7 +301,7 @@ def judge_activity(session, probes, cases, quiet=False):
     for number, case in enumerate(cases, start=1):
         if quiet and failures:
             break
-        request = {"op": "probe", "source": f"{probes}\nprobe = {case.probe}\n",
+        request = {"op": "probe", "source": probes, "probe": case.probe,
                    "args": {key: encode(value) for key, value in case.args.items()}}
         try:
             reply = session.ask(request)

@@ -10,7 +10,8 @@ Requests:  {"op": "run", "source": ...}                     execute a cell
            {"op": "run_each", "source": ...}                execute a cell statement by statement,
                                                             going on after a statement that fails
                                                             for want of a hidden module
-           {"op": "probe", "source": ..., "args": {...}}   define probe(), call probe(**args)
+           {"op": "probe", "source": ..., "args": {...}}   run source, call probe(**args) (or the
+                                                            function named by "probe", if given)
 Every request carries a random tag `seq` that its reply repeats, so the grader can tell its
 replies from anything else written to OUT. A reply is one line of at most MAX_REPLY bytes (one
 that would be longer is sent as an error instead), nested at most REPLY_NESTING deep; the grader
@@ -42,6 +43,7 @@ _dumps, _loads, _b64encode, _b64decode = json.dumps, json.loads, base64.b64encod
 _write, _read = os.write, os.read
 _isinstance, _type, _str, _dict, _exec, _compile, _len = isinstance, type, str, dict, exec, compile, len
 _function = type(lambda: None)
+_probe_code = {}  # source -> code: every case of a lab sends the same probes, compiled once here
 _asarray, _prod = numpy.asarray, math.prod
 _PLAIN = (bool, int, float, str, type(None))
 _MAX_ITEMS = 10000
@@ -689,8 +691,12 @@ def main(fd_in, fd_out, hidden=(), link=None):
             scope = _dict(shell.user_ns)
             scope["_observe"] = _observer(fd_out, seq)
             try:
-                _exec(request["source"], scope)
-                answer = scope["probe"](**{k: decode(v) for k, v in request["args"].items()})
+                source = request["source"]
+                code = _probe_code.get(source)
+                if code is None:
+                    code = _probe_code[source] = _compile(source, "<string>", "exec")
+                _exec(code, scope)
+                answer = scope[request.get("probe", "probe")](**{k: decode(v) for k, v in request["args"].items()})
                 channel.send({"ok": True, "value": encode(answer)}, seq)
             except BaseException as error:  # the submission's errors are the grader's data
                 channel.send(absence.describe(error), seq)
