@@ -5,13 +5,7 @@ import html
 import json
 
 from autograder.labs import course_labs
-from autograder.results_store import atomic_write, record_path
-
-
-def record_key(result):
-    """The (student, lab) a result is the record of."""
-    extra = result["extra_data"]
-    return extra["student"], extra["lab"] or ""
+from autograder.results_store import atomic_write, record_key, record_path
 
 
 def write_json(out, result):

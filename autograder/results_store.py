@@ -68,6 +68,12 @@ def record_path(out, student, lab, suffix):
     return Path(out) / student_folder(student) / f"{file_stem(lab)}{suffix}"
 
 
+def record_key(result):
+    """The (student, lab) a result is the record of."""
+    extra = result["extra_data"]
+    return extra["student"], extra["lab"] or ""
+
+
 def stored_results(out):
     """Every record in the results folder `out` that can be read: {(student, lab): result}, keyed
     by what the result says (a file that is not a result of ours is passed over)."""
@@ -75,8 +81,7 @@ def stored_results(out):
     for path in sorted(Path(out).glob("*/*.json")):
         try:
             result = json.loads(path.read_text(encoding="utf-8"))
-            extra = result["extra_data"]
-            key = (extra["student"], extra["lab"] or "")
+            key = record_key(result)
         except (OSError, ValueError, TypeError, KeyError):  # half-written by a crash, or not ours
             continue
         if path == record_path(out, key[0], key[1], ".json"):  # a copy moved by hand is not a record
