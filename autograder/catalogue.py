@@ -21,6 +21,7 @@ from autograder.submission import Step, program
 from autograder.vocabulary import Mistake
 from course.cells import is_optional
 from course.release import solved_notebook, student_notebook
+from course.syntax import parse
 
 
 @dataclass
@@ -36,9 +37,9 @@ class Row:
 
 def patched(reference, code):
     """The reference answer with the functions `code` defines replaced by `code`."""
-    replaced = {node.name for node in ast.parse(code).body if isinstance(node, ast.FunctionDef)}
+    replaced = {node.name for node in parse(code).body if isinstance(node, ast.FunctionDef)}
     lines = reference.splitlines()
-    for node in sorted(ast.parse(reference).body, key=lambda n: n.lineno, reverse=True):
+    for node in sorted(parse(reference).body, key=lambda n: n.lineno, reverse=True):
         if isinstance(node, ast.FunctionDef) and node.name in replaced:
             del lines[node.lineno - 1 - len(node.decorator_list):node.end_lineno]
     return "\n".join(lines).rstrip() + "\n\n\n" + code.strip() + "\n"

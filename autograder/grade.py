@@ -22,6 +22,7 @@ from autograder.secret import course_secret, submission_seed
 from autograder.submission import Step, SubmissionError, answers, identify, load, program, student_name, untouched
 from autograder.vocabulary import listing, plural
 from autograder.worker import QUOTED, decode, encode
+from course.syntax import parse
 
 MAX_RESTARTS = 20  # each costs a few seconds; the submission time limit bounds them anyway
 PROBE_LINE = 16  # a message holding a line of the probe this long, or held in it, is not quoted
@@ -490,7 +491,7 @@ def given_imports(lab):
     for cell in lab.cells:
         if cell.role == "given" and cell.cell_type == "code":
             try:
-                tree = ast.parse(cell.source)
+                tree = parse(cell.source)
             except SyntaxError:
                 continue
             statements += [ast.unparse(node) for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]

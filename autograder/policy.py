@@ -10,6 +10,7 @@ import ast
 import re
 
 from autograder.sandbox import WITHOUT_PYTORCH
+from course.syntax import parse
 
 # What the notebook says under the heading of every activity graded without PyTorch.
 NUMPY_ONLY = "Graded with NumPy only: PyTorch is not available to these functions when graded."
@@ -31,7 +32,7 @@ def pytorch_names(lab):
         if cell.role != "given" or cell.cell_type != "code":
             continue
         try:
-            tree = ast.parse(cell.source)
+            tree = parse(cell.source)
         except SyntaxError:
             continue
         for node in tree.body:

@@ -17,6 +17,7 @@ import numpy as np
 
 from autograder.labs import course_labs
 from autograder.worker import Opaque
+from course.syntax import parse
 
 
 @dataclass(frozen=True)
@@ -134,7 +135,7 @@ def reference_function(lab_name, name):
     catalogued mistake can be one slip in the reference instead of a copy of it."""
     for activity in course_labs()[lab_name].activities.values():
         source = activity.reference.source
-        for node in ast.parse(source).body:
+        for node in parse(source).body:
             if isinstance(node, ast.FunctionDef) and node.name == name:
                 first = min([node.lineno] + [d.lineno for d in node.decorator_list])
                 return "\n".join(source.splitlines()[first - 1:node.end_lineno]) + "\n"

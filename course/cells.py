@@ -21,6 +21,8 @@ import ast
 import re
 from dataclasses import dataclass
 
+from course.syntax import parse
+
 ROLES = ("stub", "reference", "check")
 TIMING = "timing"
 ACTIVITY_ID = re.compile(r"^(?:\d+[a-z]?|[A-Z])$")
@@ -54,7 +56,7 @@ class Cell:
 def defined_functions(source, label):
     """Names of the functions a code cell defines at top level."""
     try:
-        tree = ast.parse(source)
+        tree = parse(source)
     except SyntaxError as error:
         raise LabError(f"{label} is not valid Python: {error}") from None
     return {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}

@@ -225,6 +225,17 @@ def test_results_of_a_long_name_are_written_and_found_again(tmp_path, length):
     assert max(len(os.fsencode(path.name)) for path in tmp_path.rglob("*")) <= NAME_MAX
 
 
+def test_a_result_the_grader_failed_to_make_is_graded_again_by_the_next_run(tmp_path):
+    """A grader_error is the grader's fault (a bug, a race under load), never the student's: the
+    next run grades that submission again, where a graded result of the same notebook is kept."""
+    submission = Submission("s01", LAB.name, tmp_path / "s01.ipynb")
+    for status, current in (("graded", True), ("grader_error", False)):
+        result = a_result("s01")
+        result["status"] = status
+        write_json(tmp_path, result)
+        assert (current_result(tmp_path, submission, "0" * 64, SECRET) == result) is current, status
+
+
 def test_whole_file_writing_works_at_the_name_limit(tmp_path):
     target = tmp_path / ("n" * (NAME_MAX - len(".json")) + ".json")
     atomic_write(target, "{}\n")

@@ -56,6 +56,7 @@ from threading import Lock
 from autograder.errors import GraderError, GradingProblem
 from autograder.policy import policy_problems
 from course.labs import find_labs
+from course.syntax import parse
 
 HERE = Path(__file__).resolve().parent
 FILES = ("cases.py", "probes.py", "mistakes.py")
@@ -129,7 +130,7 @@ def problems_of(lab, folder=None):
             if name not in activities:
                 problems.append(f"DEPENDS names activity {name}, which the notebook does not have")
     try:
-        probe_names = {node.name for node in ast.parse(probes).body if isinstance(node, ast.FunctionDef)}
+        probe_names = {node.name for node in parse(probes).body if isinstance(node, ast.FunctionDef)}
     except SyntaxError as error:
         problems.append(f"probes.py is not valid Python: {error}")
         probe_names = set()
@@ -158,7 +159,7 @@ def problems_of(lab, folder=None):
                             "which the notebook does not have")
             continue
         try:
-            replaced = {n.name for n in ast.parse(mistake.code).body if isinstance(n, ast.FunctionDef)}
+            replaced = {n.name for n in parse(mistake.code).body if isinstance(n, ast.FunctionDef)}
         except SyntaxError as error:
             problems.append(f"mistake '{mistake.description}' is not valid Python: {error}")
             continue
