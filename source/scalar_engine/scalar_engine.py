@@ -380,8 +380,10 @@ print("Activity 1a passed: add and multiply, a value used twice, numbers on eith
 # | `relu(a)` | $\max(0, a)$ | 1 where $a > 0$, else 0 |
 #
 # The parent tuple is `(a,)`; label the nodes `f"**{k}"`, `"exp"`, `"log"`, `"tanh"` and
-# `"relu"`. Use `math.exp`, `math.log` and `math.tanh` on floats. ReLU has no derivative at
-# exactly 0; like PyTorch, use 0 there. `power` is the one behind `**`, so it also serves
+# `"relu"`. Use `math.exp`, `math.log` and `math.tanh` on floats: `math.exp` raises
+# `OverflowError` beyond $e^{709.78}$, so a tanh written with exponentials fails at inputs that
+# `math.tanh` handles, and the check tries some. ReLU has no derivative at exactly 0; like
+# PyTorch, use 0 there. `power` is the one behind `**`, so it also serves
 # division: `a / b` is `a * b**-1`.
 
 # %% tags=["stub"] activity="1b"
@@ -461,19 +463,21 @@ def relu(a):
 
 
 # %% tags=["check"] activity="1b" points=3
-for a, k in [(1.5, 3), (-1.2, 3), (0.0, 3), (0.0, 2), (2.0, -1), (-0.8, -1), (2.25, 0.5), (1.7, 0), (0.6, 2)]:
+for a, k in [(1.5, 3), (-1.2, 3), (0.0, 3), (0.0, 2), (0.0, 1), (-2.0, 1), (2.0, -1), (-0.8, -1), (2.25, 0.5),
+             (1.7, 0), (0.6, 2)]:
     check_node(f"power(a, {k})", {"a": a}, None, prior=0.5 if a < 0 else 0.0, upstream=-0.6 if k == 2 else 0.8)
 for a in [-1.3, 0.0, 0.4, 4.0]:
-    check_node("exp(a)", {"a": a}, None, upstream=-1.1 if a else 0.9)
+    check_node("exp(a)", {"a": a}, None, prior=0.6 if a > 0 else 0.0, upstream=-1.1 if a else 0.9)
 for a in [0.05, 0.45, 1.0, 3.5, 20.0]:
     check_node("log(a)", {"a": a}, None, prior=0.3 if a > 1 else 0.0, upstream=1.4 if a != 0.45 else -0.7)
-for a in [-0.9, 0.0, 0.3, 8.0, -8.0]:
+for a in [-0.9, 0.0, 0.3, 8.0, -8.0, 30.0, -30.0, 705.0, -705.0, 750.0, -750.0]:  # e^|a| overflows beyond 709.78
     check_node("tanh(a)", {"a": a}, None, prior=-0.2 if a > 0 else 0.0, upstream=0.8 if a else -1.2)
 for a, upstream in [(1.2, 0.9), (1.2, -0.9), (-0.7, 0.6), (-0.7, -0.6), (0.0, 1.0), (-0.0, -1.0)]:
     check_node("relu(a)", {"a": a}, None, prior=0.25 if upstream < 0 else 0.0, upstream=upstream)
 check_node("a ** 2", {"a": -3.0}, lambda a: a**2, upstream=1.0)
 check_node("a / 2.0", {"a": 1.0}, lambda a: a / 2.0, parents=["a", "constant"], upstream=1.0)
-print("Activity 1b passed: power (exponents -1, 0, 0.5, 2, 3), exp, log, tanh, relu at 0, "
+print("Activity 1b passed: power (exponents -1, 0, 0.5, 1, 2, 3, zero bases included), exp, log, tanh "
+      "(far out on both tails too), relu at 0, every rule adding to a .grad that held something, "
       "and ** and / through them.")
 
 # %% [markdown]
@@ -529,19 +533,24 @@ print(f"naive backward: dL/dx = {naive_dx}   (4x^3 = {4 * 2.0**3})")
 # `topological_order(root)` returns the list of every node reachable from `root` through
 # `_prev`, each exactly once, every node after all of its parents, `root` last. The usual
 # definition is recursive (to place a node, first place its parents, then append it), but
-# Python stops recursing at a depth of about 1000 and the check builds a chain of 1,500
-# operations. Use a list as an explicit stack instead, for example of pairs `(node, ready)`:
+# Python stops recursing at a depth of about 1000, and the check builds a chain of 10,000
+# operations (raising the limit with `sys.setrecursionlimit` only moves the wall). Use a list as
+# an explicit stack instead, for example of pairs `(node, ready)`:
 #
 # * start with `[(root, False)]`, an empty order and an empty set of seen nodes;
 # * pop a pair. If `ready` is true, all of the node's parents are placed: append the node. If not
 #   and the node is unseen, mark it seen, push `(node, True)` and then `(parent, False)` for every
 #   parent. Push the parents in reverse so that the first parent is placed first: then your
-#   order matches the recursive one, which the tables below print.
+#   order matches the recursive one, which the tables below print. Mark a node seen when you
+#   pop it, not when you push it: in $xy + x$ the walk reaches $x$ through $xy$ after pushing it
+#   as the sum's second parent, and a node marked on the push would be placed after $xy$.
 #
-# `backward(root)` sets `root.grad` to 1 (the seed, $\partial L/\partial L$) and then runs the
+# `backward(root)` adds 1 to `root.grad` (the seed, $\partial L/\partial L$) and then runs the
 # backward rule of every node of `topological_order(root)`, from the last node to the first.
-# It resets nothing: gradients add to whatever `.grad` holds, as in PyTorch. It returns nothing;
-# the results are in the `.grad` attributes.
+# It resets nothing: gradients add to whatever `.grad` holds, the seed included, as in PyTorch,
+# where `backward` on a leaf that already holds a gradient adds 1 to it. (A graph is built for one
+# backward pass; its root normally starts at 0.) It returns nothing; the results are in the
+# `.grad` attributes.
 
 # %% tags=["stub"] activity="2"
 def topological_order(root):
@@ -550,7 +559,7 @@ def topological_order(root):
 
 
 def backward(root):
-    """Seed root.grad with 1 and run every backward rule in reverse topological order."""
+    """Add the seed 1 to root.grad and run every backward rule in reverse topological order."""
     raise NotImplementedError("Complete Activity 2: backward")
 
 
@@ -569,7 +578,7 @@ def topological_order(root):
 
 
 def backward(root):
-    root.grad = 1.0  # the seed: dL/dL
+    root.grad += 1.0  # the seed, dL/dL, added like every other gradient
     for node in reversed(topological_order(root)):
         node._backward()  # all of node's users have already added their share
 
@@ -588,54 +597,84 @@ def check_order(root, what):
     return order
 
 
+# The graphs of this check are made of nodes whose backward rules are written here, so that it
+# tests topological_order and backward alone, whatever your Activity 1 rules do.
+def graph_node(label, parents, data, slopes, calls=None):
+    out = Value(data, parents, label)
+
+    def rule():
+        if calls is not None:
+            calls.append(out)
+        for parent, local in zip(parents, slopes):
+            parent.grad += out.grad * local
+
+    out._backward = rule
+    return out
+
+
+def graph_times(a, b):
+    return graph_node("*", (a, b), a.data * b.data, (b.data, a.data))
+
+
+def graph_plus(a, b, calls=None):
+    return graph_node("+", (a, b), a.data + b.data, (1.0, 1.0), calls)
+
+
+def graph_square(a):
+    return graph_node("**2", (a,), a.data**2, (2 * a.data,))
+
+
 x, y = Value(2.0), Value(-3.0)
-f = (x * y + x) ** 2
-assert len(check_order(f, "f")) == 5, "topological_order(f): (x*y + x)**2 has 5 nodes"
+f = graph_square(graph_plus(graph_times(x, y), x))  # the sum's first parent, x*y, reaches its second parent, x
+assert len(check_order(f, "(x*y + x)**2")) == 5, "topological_order((x*y + x)**2): the graph has 5 nodes"
 backward(f)
 close(f.grad, 1.0, "f.grad after backward(f), the seed")
 close([x.grad, y.grad], [16.0, -16.0], "[df/dx, df/dy] for f = (xy + x)^2 at x = 2, y = -3")
 
 x = Value(2.0)
-q = x * x
-L = q * q
-backward(L)
+q = graph_times(x, x)
+backward(graph_times(q, q))
 close(x.grad, 32.0, "dL/dx for L = (x*x)*(x*x) at x = 2 (q is used twice)")
 
 x = Value(0.5)
-u = x.exp()
-fan = u * 3.0 + u.tanh() * x + x  # three paths of different lengths from x to the output
+u = graph_square(x)  # x reaches the sum through u * 3, through u^2 * x and directly: paths of unequal length
+fan = graph_plus(graph_plus(graph_times(u, Value(3.0)), graph_times(graph_square(u), x)), x)
 backward(fan)
 tx = t64(0.5)
-(torch.exp(tx) * 3.0 + torch.tanh(torch.exp(tx)) * tx + tx).backward()
-close(x.grad, tx.grad.item(), "d/dx [3e^x + tanh(e^x) x + x] at x = 0.5 (fan-out, paths of unequal length)")
+(3.0 * tx**2 + tx**4 * tx + tx).backward()
+close(x.grad, tx.grad.item(), "d/dx [3x^2 + x^4 x + x] at x = 0.5 (fan-out, paths of unequal length)")
 
 w = Value(1.5)
 w.grad = 10.0  # left over from an earlier backward pass
-backward(w * w)
+backward(graph_times(w, w))
 close(w.grad, 13.0, "w.grad after backward(w * w) when it held 10 before: backward adds, it does not reset")
 leaf = Value(4.0)
 backward(leaf)
 close(leaf.grad, 1.0, "backward of a lone leaf: its grad is the seed, 1")
+leaf.grad = 2.5
+backward(leaf)
+close(leaf.grad, 3.5, "backward of a leaf whose grad held 2.5: the seed is added to it, as in PyTorch")
 
-start = node = Value(1.0)
-for _ in range(1500):
-    node = node + 1.0
-check_order(node, "a chain of 1,500 additions")
-backward(node)
-close(start.grad, 1.0, "d/dx of a chain of 1,500 additions")
+start = chain = Value(1.0)
+for _ in range(10_000):
+    chain = graph_node("+1", (chain,), chain.data + 1.0, (1.0,))
+try:
+    check_order(chain, "a chain of 10,000 operations")
+except RecursionError:
+    raise AssertionError("topological_order recursed too deep on a chain of 10,000 operations: "
+                         "walk the graph with an explicit stack") from None
+backward(chain)
+close(start.grad, 1.0, "d/dx of a chain of 10,000 operations")
 
 calls = []
-start = node = Value(1.0)
-for step in range(12):  # twelve doublings: 4,096 paths through 13 nodes
-    node = node + node
-    rule = node._backward
-    node._backward = lambda rule=rule, step=step: (calls.append(step), rule())
-backward(node)
+start = doubled = Value(1.0)
+for _ in range(12):  # twelve doublings: 4,096 paths through 13 nodes
+    doubled = graph_plus(doubled, doubled, calls)
+backward(doubled)
 close(start.grad, 4096.0, "the gradient of 12 doublings v + v")
-assert sorted(calls) == list(range(12)), \
-    f"backward must run each backward rule once; over 12 doublings it ran {len(calls)}"
+assert len(calls) == 12, f"backward must run each backward rule once; over 12 doublings it ran {len(calls)}"
 print("Activity 2 passed: orders, the seed, repeated and shared nodes, accumulation, "
-      "a 1,500-node chain, one call per rule.")
+      "a 10,000-node chain, one call per rule.")
 
 # %% [markdown]
 # With the order in place, the backward pass is exact. Four results to compare with a hand
@@ -775,9 +814,12 @@ print(f"an MLP [2, 8, 8, 1] has {len(MLP([2, 8, 8, 1], np.random.default_rng(0))
 # * `logistic_loss(scores, targets)`: `scores` is a list of Values, `targets` a sequence of
 #   numbers $\pm 1$ of the same length. Return a single Value, the mean of
 #   $\log(1 + e^{-t z})$, composed from Value operations (`exp`, `log`, `+`, `*`, `/`) so that
-#   `backward` can reach every score. Written as the formula reads, one node per operation,
-#   the graph of the last training step in Section 8 has 20,409 nodes; other correct ways of
-#   composing it give other counts.
+#   `backward` can reach every score. Mind the margin $m = -tz$: `math.exp` overflows beyond
+#   $m = 709.78$, a score of the wrong sign that a badly started network easily reaches. Where
+#   $m > 0$, compute the same number as $m + \log(1 + e^{-m})$, in which $e^{-m} \le 1$ (an
+#   ordinary Python `if` on `m.data` chooses; the graph is whatever ran). Written as the formula
+#   reads, one node per operation, the graph of the last training step in Section 8 has 20,409
+#   nodes; other correct ways of composing it give other counts.
 # * `train_step(model, X, targets, lr)`: one step of gradient descent, in the order of a PyTorch
 #   training loop:
 #   1. forward: wrap each row of `X` in Values once (`[Value(v) for v in row]`), call the model on
@@ -806,9 +848,15 @@ def train_step(model, X, targets, lr):
 
 
 # %% tags=["reference"] activity="3"
+def softplus(m):
+    """log(1 + e^m) for a Value m, without computing e^m for a large positive m."""
+    if m.data > 0:
+        return m + (1 + (-m).exp()).log()  # log(1 + e^m) = m + log(1 + e^-m)
+    return (1 + m.exp()).log()  # -z * t, exp, 1 + (.), log: one node per operation
+
+
 def logistic_loss(scores, targets):
-    # -z * t, exp, 1 + (.), log: one node per operation, as the formula reads
-    per_example = [(1 + (-z * float(t)).exp()).log() for z, t in zip(scores, targets)]
+    per_example = [softplus(-z * float(t)) for z, t in zip(scores, targets)]
     return sum(per_example) / len(per_example)
 
 
@@ -845,7 +893,7 @@ def torch_training(model, X, targets, lr, steps):
         for index, (W, b) in enumerate(layers):
             h = h @ W.T + b
             h = torch.relu(h) if index < len(layers) - 1 else h
-        loss = torch.log(1 + torch.exp(-labels * h[:, 0])).mean()
+        loss = torch.nn.functional.softplus(-h[:, 0] * labels).mean()
         grads = torch.autograd.grad(loss, [p for pair in layers for p in pair])
         grads = [(grads[2 * i], grads[2 * i + 1]) for i in range(len(layers))]
         layers = [((W - lr * dW).detach().requires_grad_(), (b - lr * db).detach().requires_grad_())
@@ -865,7 +913,7 @@ def check_loss(z, t):
     loss = logistic_loss(scores, t)
     assert isinstance(loss, Value), f"logistic_loss: expected a Value, got {type(loss).__name__}"
     tz = torch.tensor(z, dtype=torch.float64, requires_grad=True)
-    expected = torch.log(1 + torch.exp(-torch.tensor(t, dtype=torch.float64) * tz)).mean()
+    expected = torch.nn.functional.softplus(-torch.tensor(t, dtype=torch.float64) * tz).mean()
     expected.backward()
     close(loss.data, expected.item(), f"logistic_loss({z}, {t})")
     backward(loss)
@@ -889,11 +937,13 @@ def check_training(sizes, seed, X, t, lr, steps, stale=0.0):
 check_loss([0.5], [1.0])
 check_loss([0.5, -1.25, 2.0, 0.0], [1.0, 1.0, -1.0, -1.0])
 check_loss([-4.0, 5.5, 3.0], [-1.0, -1.0, -1.0])
+check_loss([30.0, -25.0], [1.0, 1.0])
+check_loss([-750.0, 720.0, 0.5], [1.0, -1.0, 1.0])  # margins -tz of 750 and 720: e^(-tz) overflows
 check_training([2, 4, 1], 1, X_moons[:8], t_moons[:8], 0.5, steps=3, stale=5.0)
 check_training([2, 1], 2, X_moons[8:9], t_moons[8:9], 1.0, steps=2)
 check_training([2, 3, 3, 1], 3, X_moons[10:16], t_moons[10:16], 0.1, steps=2)
-print("Activity 3 passed: the loss and its gradients, and train_step step by step against PyTorch, "
-      "stale gradients included.")
+print("Activity 3 passed: the loss and its gradients (margins far beyond e^x's range included), and "
+      "train_step step by step against PyTorch, stale gradients included.")
 
 # %% [markdown]
 # ## 6 · The same ideas in PyTorch
@@ -963,8 +1013,10 @@ close(engine_accumulated, torch_accumulated, "accumulated gradients, your engine
 # The sigmoid $\sigma(x) = 1/(1 + e^{-x})$ can already be composed from existing operations,
 # `1 / (1 + (-x).exp())`, and the engine differentiates it correctly. Write `sigmoid(a)` as a
 # primitive instead: one new node with parent `(a,)`, label `"sigmoid"` and its own backward rule,
-# using $\sigma'(x) = \sigma(x)\,(1 - \sigma(x))$. The check compares the two at $x = 0.7$,
-# including the size of their graphs, and compares the primitive with `torch.sigmoid`.
+# using $\sigma'(x) = \sigma(x)\,(1 - \sigma(x))$. Keep it finite everywhere: for $x < -709.78$,
+# $e^{-x}$ overflows, so there compute the same number as $e^{x}/(1 + e^{x})$. The check compares
+# the primitive with `torch.sigmoid` far out on both tails too, and the cell after it compares it
+# with the composed version, including the size of their graphs.
 
 # %% tags=["stub"] activity="A"
 def sigmoid(a):
@@ -974,7 +1026,11 @@ def sigmoid(a):
 
 # %% tags=["reference"] activity="A"
 def sigmoid(a):
-    s = 1.0 / (1.0 + math.exp(-a.data))
+    if a.data >= 0:
+        s = 1.0 / (1.0 + math.exp(-a.data))
+    else:  # e^a <= 1, where e^-a may overflow
+        e = math.exp(a.data)
+        s = e / (1.0 + e)
     out = Value(s, (a,), "sigmoid")
 
     def _backward():
@@ -985,6 +1041,15 @@ def sigmoid(a):
 
 
 # %% tags=["check"] activity="A" points=1
+for value in [0.0, 0.9, -2.5, 15.0, -15.0, 40.0, -40.0, 705.0, -705.0, 750.0, -750.0]:
+    check_node("sigmoid(a)", {"a": value}, None, prior=0.5 if value < 0 else 0.0, upstream=-0.4 if value else 1.3)
+probe_x = Value(0.7)
+probe = sigmoid(probe_x)
+assert tuple(probe._prev) == (probe_x,), \
+    f"sigmoid(x) should be a single new node whose _prev is (x,), but its _prev holds {len(probe._prev)} node(s)"
+print("Activity A passed: sigmoid as a single node, equal to torch.sigmoid on both tails.")
+
+# %% requires="1a 1b 2 A"
 primitive_x, composed_x = Value(0.7), Value(0.7)
 primitive = sigmoid(primitive_x)
 composed = 1 / (1 + (-composed_x).exp())
@@ -993,11 +1058,6 @@ backward(composed)
 sigmoid_nodes = [len(topological_order(primitive)), len(topological_order(composed))]
 print(f"primitive: {primitive.data:.6f}, grad {primitive_x.grad:.6f}, {sigmoid_nodes[0]} nodes in the graph")
 print(f"composed:  {composed.data:.6f}, grad {composed_x.grad:.6f}, {sigmoid_nodes[1]} nodes in the graph")
-close([primitive.data, primitive_x.grad], [composed.data, composed_x.grad], "sigmoid(0.7) and its gradient")
-assert sigmoid_nodes[0] == 2, f"sigmoid(x) should add a single node to x, but its graph has {sigmoid_nodes[0]}"
-for value in [0.0, 0.9, -2.5, 15.0, -15.0]:
-    check_node("sigmoid(a)", {"a": value}, None, prior=0.5 if value < 0 else 0.0, upstream=-0.4 if value else 1.3)
-print("Activity A passed: sigmoid as a single node, equal to the composed version and to torch.sigmoid.")
 
 # %% [markdown]
 # Same value, same gradient, but the composed version records 9 nodes where the primitive needs 2.
@@ -1094,8 +1154,12 @@ def dual_exp(a):
 # %% tags=["check"] activity="B" points=2
 def check_dual(expression, duals, torch_function):
     """Compare val and der of a Dual expression with torch.func.jvp at the same point and tangent."""
-    got = eval(expression, globals(), {name: Dual(*pair) for name, pair in duals.items()})
+    inputs = {name: Dual(*pair) for name, pair in duals.items()}
+    got = eval(expression, globals(), dict(inputs))
     assert isinstance(got, Dual), f"{expression}: expected a Dual, got {type(got).__name__}"
+    for name, pair in duals.items():
+        close([inputs[name].val, inputs[name].der], list(pair),
+              f"{expression}: {name} as (val, der) afterwards (the rules must return a new Dual, not change it)")
     primals = tuple(torch.tensor(p[0], dtype=torch.float64) for p in duals.values())
     tangents = tuple(torch.tensor(p[1], dtype=torch.float64) for p in duals.values())
     value, derivative = torch.func.jvp(torch_function, primals, tangents)
@@ -1124,7 +1188,8 @@ print(f"forward mode: f = {fx.val:.10f}, f' = {fx.der:.10f}")
 print(f"exact:                          f' = {exact:.10f}")
 close(fx.der, exact, "d/dx [sin(x) e^x + x^2] at x = 1")
 check_dual("x.sin() * x.exp() + x * x", {"x": (1.0, 1.0)}, lambda x: torch.sin(x) * torch.exp(x) + x * x)
-print("Activity B passed: the four rules, and sin(x) e^x + x^2 against the exact derivative and torch.func.jvp.")
+print("Activity B passed: the four rules, their inputs left as they were, and sin(x) e^x + x^2 against the "
+      "exact derivative and torch.func.jvp.")
 
 # %% [markdown] tags=["reference"]
 # **Instructor answer.** A forward pass yields the derivative along the one direction that was
@@ -1150,7 +1215,11 @@ print("Activity B passed: the four rules, and sin(x) e^x + x^2 against the exact
 #   `grad_output` where $x > 0$ and 0 elsewhere, 0 at exactly 0 as before.
 #
 # `torch.autograd.gradcheck` then compares your backward rule with finite differences of your
-# forward rule, in float64.
+# forward rule, in float64. Two things PyTorch expects of a backward rule that the check tries:
+# it must not write into `grad_output` (in `MyReLU(x) + x` the same tensor also carries x's
+# other gradient), and it must read `x` from `ctx.saved_tensors`, not from an attribute of `ctx`:
+# if `x` is changed in place between the forward and the backward pass, `save_for_backward`
+# lets PyTorch notice and raise an error instead of differentiating at the wrong point.
 
 # %%
 class MyReLU(torch.autograd.Function):
@@ -1186,16 +1255,19 @@ def relu_backward(ctx, grad_output):
 
 
 # %% tags=["check"] activity="C" points=1
-def check_custom_relu(x, upstream):
+def check_custom_relu(x, upstream, shared=False):
+    """MyReLU(x), or MyReLU(x) + x when `shared`, against torch.relu with the same upstream gradient."""
     x = torch.tensor(x, dtype=torch.float64, requires_grad=True)
     before = x.detach().clone()
     out = MyReLU.apply(x)
-    out.backward(torch.tensor(upstream, dtype=torch.float64))
+    (out + x if shared else out).backward(torch.tensor(upstream, dtype=torch.float64))
     reference = before.clone().requires_grad_()
-    torch.relu(reference).backward(torch.tensor(upstream, dtype=torch.float64))
-    what = f"MyReLU on {before.tolist()} with upstream gradient {upstream}"
+    expected = torch.relu(reference)
+    (expected + reference if shared else expected).backward(torch.tensor(upstream, dtype=torch.float64))
+    what = f"MyReLU{'(x) + x' if shared else ''} on x = {before.tolist()} with upstream gradient {upstream}"
     close(out.detach().tolist(), torch.relu(before).tolist(), f"{what}: the output")
-    close(x.grad.tolist(), reference.grad.tolist(), f"{what}: the input's gradient")
+    close(x.grad.tolist(), reference.grad.tolist(), f"{what}: the input's gradient"
+          + (" (does relu_backward write into grad_output?)" if shared else ""))
     close(x.detach().tolist(), before.tolist(), f"{what}: x itself (the forward rule must not change it)")
 
 
@@ -1206,7 +1278,21 @@ print("gradcheck passed:", gradcheck_passed)
 check_custom_relu([-1.5, 0.0, -0.0, 2.0], [1.0, 2.0, 3.0, 4.0])
 check_custom_relu([[0.5, -0.5], [3.0, -2.0]], [[-1.0, 2.0], [0.5, 1.5]])
 check_custom_relu(-0.25, 2.0)
-print("Activity C passed: MyReLU passes gradcheck and agrees with torch.relu, at 0 included.")
+check_custom_relu([-1.0, 2.0, 0.0, 3.0], [0.5, -1.5, 2.0, 1.0], shared=True)
+
+leaf = torch.tensor([1.5, -2.0, 0.5], dtype=torch.float64, requires_grad=True)
+h = leaf * 1.0
+out = MyReLU.apply(h)
+with torch.no_grad():
+    h.neg_()  # changed in place after the forward pass
+try:
+    out.sum().backward()
+    close(leaf.grad.tolist(), [1.0, 0.0, 1.0], "MyReLU's gradient at x = [1.5, -2, 0.5] when x is negated in place "
+          "before backward: relu_backward used x as changed; save x with ctx.save_for_backward")
+except RuntimeError as refusal:
+    assert "inplace" in str(refusal), f"MyReLU's backward raised an unexpected error: {refusal}"
+print("Activity C passed: MyReLU passes gradcheck and agrees with torch.relu, at 0 included, with its "
+      "incoming gradient shared, and with x changed in place before backward.")
 
 # %% [markdown]
 # ## 8 · The whole run: 100 steps on the moons

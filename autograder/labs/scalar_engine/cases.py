@@ -7,6 +7,7 @@ on what each factor is for. Where a combination has no meaning (a negative numbe
 differ from the visible checks' (other numbers, graphs, networks and data), and the expected
 values are computed here with PyTorch in float64; they never enter the sandbox.
 """
+from functools import cache
 from itertools import product
 
 import numpy as np
@@ -170,22 +171,44 @@ def cases_1a(rng):
     return cases
 
 
-# 1b: power's exponent (negative, zero, fractional, square, cube) crossed with its base
+# 1b: power's exponent (negative, zero, fractional, one, square, cube) crossed with its base
 # (positive, negative, zero); a negative base with k = 0.5 (no real result) and a zero base
-# with k < 1 (an infinite or undefined derivative) are dropped: 11 pairs. exp, log, tanh and
-# relu each take their own input classes, the places where a wrong rule shows: exp at negative,
-# zero, positive and large inputs; log near 0, at 1 (where log is 0), between 0 and 1 and large;
-# tanh negative, at 0, positive and saturated (1 - t^2 tiny); relu negative, positive and at
-# its kink, +0.0 and -0.0 (both must pass nothing). Every input class is crossed with the priors
-# and the upstream signs: (11 + 4 x 4) x 2 x 2 = 108 cases.
-EXPONENTS = {"k = -1": -1, "k = 0": 0, "k = 0.5": 0.5, "k = 2": 2, "k = 3": 3}
+# with k < 1 (an infinite or undefined derivative) are dropped: 14 pairs. At a zero base the
+# slope k a^(k-1) is 1 for k = 1 and 0 for k = 2 and 3, so a rule that special-cases a = 0
+# shows. exp, log, tanh and relu each take their own input classes, the places where a wrong
+# rule shows: exp at negative, zero, positive and large inputs; log near 0, at 1 (where log is
+# 0), between 0 and 1 and large; tanh negative, at 0, positive and saturated (1 - t^2 tiny), and
+# on both tails at the magnitudes of TAILS, where a tanh written with exponentials overflows;
+# relu negative, positive and at its kink, +0.0 and -0.0 (both must pass nothing). Every input
+# class is crossed with the priors and the upstream signs: (14 + 4 x 3 + 14) x 2 x 2 = 160
+# cases.
+EXPONENTS = {"k = -1": -1, "k = 0": 0, "k = 0.5": 0.5, "k = 1": 1, "k = 2": 2, "k = 3": 3}
 BASES = {"a positive base": 1.0, "a negative base": -1.0, "a zero base": 0.0}
+# Far out on the tails of tanh, sigmoid and the logistic loss: e^|x| is still finite at 700 and
+# overflows a float beyond 709.78, where a formula that computes it raises OverflowError
+# (math.exp) or divides infinities (NumPy). Each magnitude is taken with both signs.
+TAILS = {"|input| 20": 20.0, "|input| 40": 40.0, "|input| 700 (e^|x| still finite)": 700.0,
+         "|input| 710 (e^|x| overflows)": 710.0, "|input| 1000": 1000.0}
+SIDES = {"positive": 1.0, "negative": -1.0}
+
+
+def tails():
+    """{"<magnitude>, <sign>": x} over TAILS and SIDES."""
+    return {f"{name}, {side}": sign * x for (name, x), (side, sign) in product(TAILS.items(), SIDES.items())}
+
+
 UNARY_INPUTS = {
     "exp": {"a negative input": -1.3, "zero": 0.0, "a positive input": 0.7, "a large input": 6.0},
     "log": {"an input near 0": 0.02, "one": 1.0, "an input between 0 and 1": 0.45, "a large input": 40.0},
-    "tanh": {"a negative input": -0.6, "zero": 0.0, "a positive input": 1.1, "a saturated input": 9.0},
+    "tanh": {"a negative input": -0.6, "zero": 0.0, "a positive input": 1.1, "a saturated input": 9.0, **tails()},
     "relu": {"a negative input": -0.8, "a positive input": 1.3, "exactly +0.0": 0.0, "exactly -0.0": -0.0},
 }
+
+
+def jitter_for(x):
+    """How far an input class's value may move: not at all at 0 and 1, 10% in general, and
+    0.1% from 700 on (so that 700 stays below e^x's overflow and 710 above it)."""
+    return 0.0 if x in (0.0, 1.0) else 0.001 if abs(x) >= 700 else 0.1
 
 
 def cases_1b(rng):
@@ -197,7 +220,7 @@ def cases_1b(rng):
         inputs.append((f"power with {k_name} and {base_name}", f"power(a, {k})", base))
     for function, classes in UNARY_INPUTS.items():
         for input_name, x in classes.items():
-            jitter = 1.0 + 0.1 * rng.uniform() if x not in (0.0, 1.0) else 1.0
+            jitter = 1.0 + jitter_for(x) * rng.uniform()
             inputs.append((f"{function} at {input_name}", f"{function}(a)", x * jitter))
     cases = []
     for (title, expression, x), (prior_name, holding), (upstream_name, sign) in \
@@ -207,18 +230,19 @@ def cases_1b(rng):
     return cases
 
 
-# A: sigmoid at 0, at moderate inputs of both signs and far out on both tails (where
-# sigma(1 - sigma) is tiny and a sign error in the forward rule is glaring), crossed with the
-# priors and the upstream signs: 5 x 2 x 2 = 20 cases. Each must be one node with parent a.
+# A: sigmoid at 0, at moderate inputs of both signs, at 14 on both sides (where sigma(1 - sigma)
+# is tiny and a sign error in the forward rule is glaring) and on the tails of TAILS (where
+# 1 / (1 + e^-x) overflows for a very negative x), crossed with the priors and the upstream
+# signs: 15 x 2 x 2 = 60 cases. Each must be one node with parent a.
 SIGMOID_INPUTS = {"zero": 0.0, "a positive input": 0.9, "a negative input": -1.6, "a large positive input": 14.0,
-                  "a large negative input": -14.0}
+                  "a large negative input": -14.0, **tails()}
 
 
 def cases_A(rng):
     cases = []
     for (input_name, x), (prior_name, holding), (upstream_name, sign) in \
             product(SIGMOID_INPUTS.items(), PRIORS.items(), UPSTREAMS.items()):
-        x = x * (1.0 + 0.1 * rng.uniform())
+        x = x * (1.0 + jitter_for(x) * rng.uniform())
         cases.append(node_case("A", f"sigmoid at {input_name}, {prior_name}, {upstream_name}", "sigmoid(a)",
                                {"a": x}, prior_of(rng, holding), signed(rng, 0.3, 2.0, sign), ["a"]))
     return cases
@@ -230,27 +254,39 @@ def cases_A(rng):
 #   a repeated operand  c * c, then c + 0.5 c written as one operation with c twice;
 #   a chain             1,500 operations in a row (a recursive topological_order must fail);
 #   fan-out             u = c feeds 3u and u^2, which are added (u's gradient has two sources);
-#   unequal paths       s = c reaches the output directly and through 0.5 s^2, the short path
-#                       listed first, so that an order of discovery fails.
-# The four stages, the leaves (one or two) and the leaves' prior .grad (0, or holding an earlier
-# gradient that backward must add to) are crossed in full: 16 x 2 x 2 = 64 graphs. Two graphs
-# the stages do not make come on top: a root that is a leaf itself, and twelve doublings n + n
-# (4,096 paths through 13 nodes, each backward rule to be run once).
+#   unequal paths       s = c reaches the output directly and through 0.5 s^2.
+# Where two paths join, the parent order is a factor of its own: the short path listed first, or
+# the long one (then the first parent's subtree reaches the second parent, as in x * y + x, and
+# a walk that marks nodes when it pushes them, not when it places them, puts a node before one
+# of its parents). Parent order matters only in graphs with a join, fan-out or unequal paths.
+# The stages, the leaves (one or two) and the leaves' prior .grad (0, or holding an earlier
+# gradient that backward must add to) are crossed in full with it: (4 + 12 x 2) x 2 x 2 = 112
+# graphs. Graphs the stages do not make come on top: a root that is a leaf itself, with either
+# prior (backward adds its seed to what the root holds, as PyTorch's leaves do); twelve doublings
+# n + n (4,096 paths through 13 nodes, each backward rule to be run once); and a recurrence
+# unrolled over 10,000 steps, h <- -h + x / 1000, deeper than a recursion limit raised to 10,000
+# allows, with x feeding every step.
 GRAPH_STAGES = {"a repeated operand": "repeated", "a chain of 1,500 operations": "chain", "fan-out": "fan-out",
                 "paths of unequal length": "unequal"}
+GRAPH_JOINS = {"the short path as the first operand": False, "the long path as the first operand": True}
 GRAPH_LEAVES = {"one leaf": 1, "two leaves": 2}
 GRAPH_PRIORS = {"leaves' .grad starting at 0": False, "leaves' .grad already holding an earlier gradient": True}
-EXTRA_GRAPHS = {"a root that is a leaf itself": [["leaf", 1.7]],
-                "twelve doublings n + n (4,096 paths, 13 nodes)":
-                    [["leaf", 0.9]] + [["weighted", [i, i], [1.0, 1.0]] for i in range(12)]}
+RECURRENCE_STEPS = 10_000
+EXTRA_GRAPHS = {"twelve doublings n + n (4,096 paths, 13 nodes)":
+                    [["leaf", 0.9]] + [["weighted", [i, i], [1.0, 1.0]] for i in range(12)],
+                f"a recurrence h <- -h + x / 1000 unrolled over {RECURRENCE_STEPS:,} steps":
+                    [["leaf", 0.7]] + [["weighted", [i, 0], [-1.0, 1e-3]] for i in range(RECURRENCE_STEPS)]}
 
 
-def graph_spec(rng, stages, leaves):
+def graph_spec(rng, stages, leaves, long_first):
     spec = [["leaf", either_sign(rng, 0.5, 1.2)]]
 
     def add(*node):
         spec.append(list(node))
         return len(spec) - 1
+
+    def join(short, long):
+        return [long, short] if long_first else [short, long]
 
     current = 0
     if leaves == 2:
@@ -265,18 +301,18 @@ def graph_spec(rng, stages, leaves):
     if "fan-out" in stages:
         tripled = add("weighted", [current], [3.0])
         squared = add("square", [current])
-        current = add("weighted", [tripled, squared], [1.0, 1.0])
+        current = add("weighted", join(tripled, squared), [1.0, 1.0])
     if "unequal" in stages:
         squared = add("square", [current])
         halved = add("weighted", [squared], [0.5])
-        current = add("weighted", [current, halved], [1.0, 1.0])
+        current = add("weighted", join(current, halved), [1.0, 1.0])
     add("square", [current])
     return spec
 
 
 def torch_graph(spec, prior):
     """(every node's value, every node's .grad after backward from the last node) by PyTorch;
-    leaves add their gradient to `prior`, and the root's .grad is the seed, 1."""
+    leaves add their gradient to `prior`, and the root's .grad gets the seed, 1."""
     nodes = []
     for op, *operands in spec:
         if op == "leaf":
@@ -293,15 +329,22 @@ def torch_graph(spec, prior):
         nodes.append(node)
     grads = torch.autograd.grad(nodes[-1], nodes[:-1]) if len(nodes) > 1 else ()
     grads = [g.item() + (prior if op == "leaf" else 0.0) for g, (op, *_) in zip(grads, spec)]
-    return [n.item() for n in nodes], grads + [1.0]
+    return [n.item() for n in nodes], grads + [1.0 + (prior if spec[-1][0] == "leaf" else 0.0)]
 
 
 def node_name(spec, i):
     return f"leaf {i}" if spec[i][0] == "leaf" else f"node {i} (a {spec[i][0]})"
 
 
-def graph_case(title, spec, prior):
-    values, expected = torch_graph(spec, prior)
+@cache
+def extra_graph(title):
+    """An EXTRA_GRAPHS graph's values and gradients, the same whatever the seed: PyTorch's
+    backward through the 10,000-step recurrence takes a second, once per process."""
+    return torch_graph(EXTRA_GRAPHS[title], 0.0)
+
+
+def graph_case(title, spec, prior, computed=None):
+    values, expected = computed or torch_graph(spec, prior)
     rules = sorted(i for i, node in enumerate(spec) if node[0] != "leaf")
     parents = [node[1] if node[0] != "leaf" else [] for node in spec]
     names = [node_name(spec, i) for i in range(len(spec))]
@@ -341,22 +384,33 @@ def graph_case(title, spec, prior):
 def cases_2(rng):
     cases = []
     presence = [dict(zip(GRAPH_STAGES, flags)) for flags in product((False, True), repeat=len(GRAPH_STAGES))]
-    for present, (leaves_name, leaves), (prior_name, holding) in \
-            product(presence, GRAPH_LEAVES.items(), GRAPH_PRIORS.items()):
+    for present, (join_name, long_first), (leaves_name, leaves), (prior_name, holding) in \
+            product(presence, GRAPH_JOINS.items(), GRAPH_LEAVES.items(), GRAPH_PRIORS.items()):
         stages = [name for name in GRAPH_STAGES if present[name]]
-        spec = graph_spec(rng, {GRAPH_STAGES[name] for name in stages}, leaves)
+        joined = present["fan-out"] or present["paths of unequal length"]
+        if long_first and not joined:
+            continue
+        spec = graph_spec(rng, {GRAPH_STAGES[name] for name in stages}, leaves, long_first)
         shape = f"a graph with {listing(stages)}" if stages else "a graph with no stage but the final square"
+        if joined:
+            shape += f" ({join_name})"
         cases.append(graph_case(f"{shape}, {leaves_name}, {prior_name}", spec, prior_of(rng, holding)))
-    return cases + [graph_case(title, spec, 0.0) for title, spec in EXTRA_GRAPHS.items()]
+    cases += [graph_case(f"a root that is a leaf itself, {prior_name}", [["leaf", either_sign(rng, 0.5, 2.0)]],
+                         prior_of(rng, holding)) for prior_name, holding in GRAPH_PRIORS.items()]
+    return cases + [graph_case(title, spec, 0.0, extra_graph(title)) for title, spec in EXTRA_GRAPHS.items()]
 
 
 # ---------------------------------------------------------------- 3: logistic_loss, train_step
 # logistic_loss: one example or five; labels all +1, all -1 or mixed (one example with mixed
-# labels is dropped); scores small (|z| < 1) or large (|z| between 3 and 6, some of the wrong
-# sign, where a missing minus sign or a missing mean is plain). 2 x 3 x 2 - 2 = 10 cases.
+# labels is dropped); scores small (|z| < 1), large (|z| between 3 and 6, where a missing minus
+# sign or a missing mean is plain), far out (20 to 40) or beyond 709 (where e^(-tz) overflows a
+# float for a score of the wrong sign, so that only a stable formula gives the loss). The first
+# score always has the wrong sign for its label; the others either sign.
+# 2 x 3 x 4 - 4 = 20 cases.
 LOSS_EXAMPLES = {"one example": 1, "five examples": 5}
 LOSS_LABELS = {"labels all +1": "plus", "labels all -1": "minus", "mixed labels": "mixed"}
-LOSS_SCORES = {"small scores": (0.05, 1.0), "large scores": (3.0, 6.0)}
+LOSS_SCORES = {"small scores": (0.05, 1.0), "large scores": (3.0, 6.0), "scores of size 20 to 40": (20.0, 40.0),
+               "scores of size 710 to 1,000 (e^(-tz) overflows)": (710.0, 1000.0)}
 
 
 def loss_case(scores, targets, title):
@@ -453,6 +507,7 @@ def cases_3(rng):
         targets = {"plus": [1.0] * examples, "minus": [-1.0] * examples,
                    "mixed": [1.0, -1.0, -1.0, 1.0, -1.0][:examples]}[labels]
         scores = [either_sign(rng, low, high) for _ in range(examples)]
+        scores[0] = -targets[0] * abs(scores[0])  # a margin of the wrong sign: -tz > 0
         cases.append(loss_case(scores, targets, f"{examples_name}, {labels_name}, {scores_name}"))
     points, classes = two_moons(60, noise=0.1, seed=11)
     for (net_name, sizes), (batch_name, batch), (calls_name, steps), (stale_name, stale), (rate_name, lr) in \
@@ -543,11 +598,16 @@ def cases_B(rng):
 # The input is a 0-d tensor, a vector or a matrix; it holds an entry at exactly +0.0, at -0.0
 # (equal to 0, sign bit set), or none at 0; every tensor of two or more entries has both signs.
 # The upstream gradient is positive everywhere or has negative entries (a mask taken from the
-# gradient instead of x shows only then). Crossed in full: 3 x 3 x 2 = 18 cases. Then gradcheck
-# once per shape, on inputs away from 0: 3 cases.
+# gradient instead of x shows only then). MyReLU's output is the root, or it is added to x
+# itself: then PyTorch hands the same incoming gradient to both terms, and a backward rule that
+# writes into it changes x's other contribution. Crossed in full: 3 x 3 x 2 x 2 = 36 cases.
+# Then, per shape, x changed in place between forward and backward (PyTorch's version counter
+# makes backward raise when x was saved with ctx.save_for_backward; x kept on ctx otherwise
+# gives the gradient at the changed values) and gradcheck on inputs away from 0: 3 + 3 cases.
 RELU_SHAPES = {"a 0-d tensor": (), "a vector": (5,), "a matrix": (2, 3)}
 RELU_ZEROS = {"an entry at +0.0": 0.0, "an entry at -0.0": -0.0, "no entry at 0": None}
 RELU_UPSTREAMS = {"a positive upstream gradient": "positive", "an upstream gradient with negative entries": "mixed"}
+RELU_GRAPHS = {"MyReLU(x) alone": False, "MyReLU(x) + x (one incoming gradient for both terms)": True}
 
 
 def mixed_signs(rng, shape):
@@ -573,22 +633,44 @@ def array_problem(got, want, quantity):
     return None
 
 
-def relu_case(x, upstream, title):
+def relu_case(x, upstream, shared, title):
     tx = t64(x)
     out = torch.relu(tx)
-    (grad,) = torch.autograd.grad(out, (tx,), t64(upstream, grad=False))
+    (grad,) = torch.autograd.grad(out + tx if shared else out, (tx,), t64(upstream, grad=False))
     expected_out, expected_grad = out.detach().numpy(), grad.numpy()
     title = f"MyReLU on {title}, x = {np.round(x, 3).tolist()}"
+    gradient = "x's gradient through MyReLU(x) + x" if shared else "the input's gradient from relu_backward"
 
     def judge(answer):
         if answer["kind"] != "Tensor":
             return f"{title}: MyReLU.apply must return a tensor, got a {answer['kind']}"
         return first(array_problem(answer["out"], expected_out, f"{title}: the output"),
-                     array_problem(answer["grad"], expected_grad, f"{title}: the input's gradient from relu_backward"),
+                     array_problem(answer["grad"], expected_grad, f"{title}: {gradient}"
+                                   + (" (does relu_backward write into grad_output?)" if shared else "")),
                      array_problem(answer["x_after"], x,
                                    f"{title}: x after the call (relu_forward must not change it)"))
 
-    return Case("C", title, "custom_relu", {"x": x, "upstream": upstream}, judge)
+    return Case("C", title, "custom_relu", {"x": x, "upstream": upstream, "shared": shared}, judge)
+
+
+def changed_case(x, shape_name):
+    """x (a non-leaf copy of a leaf) is negated in place after MyReLU's forward: backward must
+    refuse (save_for_backward's version check) or still use x as it was."""
+    tx = t64(x)
+    (expected,) = torch.autograd.grad(torch.relu(tx), (tx,), t64(np.ones_like(x), grad=False))
+    title = (f"MyReLU on {shape_name}, x = {np.round(x, 3).tolist()}, changed in place (negated) between "
+             "forward and backward")
+
+    def judge(answer):
+        if answer["kind"] == "raised":
+            if "inplace" in answer["error"] or "in-place" in answer["error"]:
+                return None
+            return f"{title}: backward raised {answer['error']}"
+        problem = array_problem(answer["grad"], expected.numpy(), f"{title}: the input's gradient")
+        return problem and (problem + "; relu_backward read x as changed after the forward pass: save it with "
+                            "ctx.save_for_backward, which lets PyTorch notice")
+
+    return Case("C", title, "custom_relu_changed", {"x": x}, judge)
 
 
 def gradcheck_case(x, shape_name):
@@ -604,8 +686,8 @@ def gradcheck_case(x, shape_name):
 
 def cases_C(rng):
     cases = []
-    for (shape_name, shape), (zero_name, zero), (upstream_name, kind) in \
-            product(RELU_SHAPES.items(), RELU_ZEROS.items(), RELU_UPSTREAMS.items()):
+    for (shape_name, shape), (zero_name, zero), (upstream_name, kind), (graph_name, shared) in \
+            product(RELU_SHAPES.items(), RELU_ZEROS.items(), RELU_UPSTREAMS.items(), RELU_GRAPHS.items()):
         x = mixed_signs(rng, shape)
         if zero is not None:
             x.flat[-1] = zero
@@ -613,7 +695,9 @@ def cases_C(rng):
             upstream = rng.uniform(0.5, 2.0, size=shape)
         else:
             upstream = -mixed_signs(rng, shape) if shape else -rng.uniform(0.5, 2.0, size=shape)
-        cases.append(relu_case(x, upstream, f"{shape_name}, {zero_name}, {upstream_name}"))
+        cases.append(relu_case(x, upstream, shared, f"{graph_name}, {shape_name}, {zero_name}, {upstream_name}"))
+    for shape_name, shape in RELU_SHAPES.items():
+        cases.append(changed_case(mixed_signs(rng, shape), shape_name))
     for shape_name, shape in RELU_SHAPES.items():
         x = mixed_signs(rng, shape)
         cases.append(gradcheck_case(np.where(np.abs(x) < 0.2, 0.5, x), shape_name))

@@ -95,6 +95,39 @@ def power(a, k):
     out._backward = _backward
     return out
 """),
+    Mistake("1b", "power's rule sets the slope to 0 at a zero base, to avoid 0 ** (k - 1)", "zero base", """
+def power(a, k):
+    out = Value(a.data**k, (a,), f"**{k}")
+
+    def _backward():
+        slope = k * a.data ** (k - 1) if a.data != 0 else 0.0
+        a.grad += slope * out.grad
+
+    out._backward = _backward
+    return out
+"""),
+    Mistake("1b", "exp's rule assigns into a.grad instead of adding", "a.grad", """
+def exp(a):
+    out = Value(math.exp(a.data), (a,), "exp")
+
+    def _backward():
+        a.grad = out.data * out.grad
+
+    out._backward = _backward
+    return out
+"""),
+    Mistake("1b", "tanh written with exponentials, which overflow far from 0", "tanh", """
+def tanh(a):
+    e = math.exp(2.0 * a.data)
+    t = (e - 1.0) / (e + 1.0)
+    out = Value(t, (a,), "tanh")
+
+    def _backward():
+        a.grad += (1.0 - t * t) * out.grad
+
+    out._backward = _backward
+    return out
+"""),
     Mistake("1b", "exp's rule uses the input instead of the output", "exp", """
 def exp(a):
     out = Value(math.exp(a.data), (a,), "exp")
@@ -172,6 +205,45 @@ def topological_order(root):
     place(root)
     return order
 """),
+    Mistake("2", "a recursive topological_order under a recursion limit raised to 10,000", "10,000", """
+def topological_order(root):
+    import sys
+
+    sys.setrecursionlimit(10_000)
+    order, seen = [], set()
+
+    def place(node):
+        if node not in seen:
+            seen.add(node)
+            for p in node._prev:
+                place(p)
+            order.append(node)
+
+    place(root)
+    return order
+"""),
+    Mistake("2", "an explicit stack that marks a node seen when it is pushed, not when it is placed",
+            "topological_order", """
+def topological_order(root):
+    order, seen, todo = [], {root}, [(root, False)]
+    while todo:
+        node, ready = todo.pop()
+        if ready:
+            order.append(node)
+            continue
+        todo.append((node, True))
+        for parent in reversed(node._prev):
+            if parent not in seen:
+                seen.add(parent)
+                todo.append((parent, False))
+    return order
+"""),
+    Mistake("2", "backward overwrites the root's .grad with the seed instead of adding it", "a root that is a leaf", """
+def backward(root):
+    root.grad = 1.0
+    for node in reversed(topological_order(root)):
+        node._backward()
+"""),
     Mistake("2", "an explicit stack without a set of seen nodes", "more than once", """
 def topological_order(root):
     order, todo = [], [(root, False)]
@@ -234,12 +306,18 @@ def backward(root):
     # ------------------------------------------------------------------ 3
     Mistake("3", "logistic_loss sums instead of averaging", "the loss", """
 def logistic_loss(scores, targets):
-    return sum((1 + (-z * float(t)).exp()).log() for z, t in zip(scores, targets))
+    return sum(softplus(-z * float(t)) for z, t in zip(scores, targets))
 """),
     Mistake("3", "logistic_loss loses the minus sign: log(1 + e^(tz))", "the loss", """
 def logistic_loss(scores, targets):
-    terms = [(1 + (z * float(t)).exp()).log() for z, t in zip(scores, targets)]
+    terms = [softplus(z * float(t)) for z, t in zip(scores, targets)]
     return sum(terms) / len(terms)
+"""),
+    Mistake("3", "logistic_loss as log(1 + e^(-tz)) for every margin, which overflows for a large wrong-sign score",
+            "logistic_loss", """
+def logistic_loss(scores, targets):
+    per_example = [(1 + (-z * float(t)).exp()).log() for z, t in zip(scores, targets)]
+    return sum(per_example) / len(per_example)
 """),
     Mistake("3", "train_step never resets the gradients", "parameters' .grad", """
 def train_step(model, X, targets, lr):
@@ -294,6 +372,17 @@ def train_step(model, X, targets, lr):
     Mistake("A", "sigmoid composed from existing operations", "_prev", """
 def sigmoid(a):
     return 1 / (1 + (-a).exp())
+"""),
+    Mistake("A", "sigmoid as 1 / (1 + e^-a) for every input, which overflows for a very negative one", "sigmoid", """
+def sigmoid(a):
+    s = 1.0 / (1.0 + math.exp(-a.data))
+    out = Value(s, (a,), "sigmoid")
+
+    def _backward():
+        a.grad += s * (1.0 - s) * out.grad
+
+    out._backward = _backward
+    return out
 """),
     Mistake("A", "sigmoid's rule forgets the incoming gradient", "a.grad", """
 def sigmoid(a):
@@ -360,6 +449,12 @@ def dual_sin(a):
 def dual_sin(a):
     return Dual(math.sin(a.val), -math.cos(a.val) * a.der)
 """),
+    Mistake("B", "dual_add adds into its first operand and returns it", "inputs must not change", """
+def dual_add(a, b):
+    a.val += b.val
+    a.der += b.der
+    return a
+"""),
     Mistake("B", "dual_exp forgets the chain rule", "der", """
 def dual_exp(a):
     return Dual(math.exp(a.val), math.exp(a.val))
@@ -378,6 +473,21 @@ def relu_backward(ctx, grad_output):
     Mistake("C", "relu_backward masks by the sign of the incoming gradient", "gradient", """
 def relu_backward(ctx, grad_output):
     return grad_output.clamp(min=0.0)
+"""),
+    Mistake("C", "relu_backward zeroes grad_output in place and returns it", "grad_output", """
+def relu_backward(ctx, grad_output):
+    (x,) = ctx.saved_tensors
+    grad_output[x <= 0] = 0.0
+    return grad_output
+"""),
+    Mistake("C", "relu_forward keeps x as an attribute of ctx instead of saving it", "save_for_backward", """
+def relu_forward(ctx, x):
+    ctx.x = x
+    return x.clamp(min=0.0)
+
+
+def relu_backward(ctx, grad_output):
+    return grad_output * (ctx.x > 0)
 """),
     Mistake("C", "relu_forward clamps x in place", "x after the call", """
 def relu_forward(ctx, x):

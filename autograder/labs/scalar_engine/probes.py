@@ -132,8 +132,9 @@ def dual(expression, values):
             "inputs_after": [[_plain(d.val), _plain(d.der)] for d in leaves.values()]}
 
 
-def custom_relu(x, upstream):
-    """MyReLU.apply on x, then backward with `upstream`: output, input gradient, x afterwards."""
+def custom_relu(x, upstream, shared):
+    """MyReLU.apply on x (plus x itself when `shared`), then backward with `upstream`: output,
+    input gradient, x afterwards."""
     import torch
 
     tx = torch.tensor(x, dtype=torch.float64, requires_grad=True)
@@ -141,10 +142,27 @@ def custom_relu(x, upstream):
     if not isinstance(out, torch.Tensor):
         return {"kind": _kind(out)}
     reply = {"kind": "Tensor", "out": out.detach().numpy().copy()}
-    out.backward(torch.as_tensor(upstream, dtype=torch.float64))
+    (out + tx if shared else out).backward(torch.as_tensor(upstream, dtype=torch.float64))
     reply["grad"] = None if tx.grad is None else tx.grad.numpy().copy()
     reply["x_after"] = tx.detach().numpy().copy()
     return reply
+
+
+def custom_relu_changed(x):
+    """MyReLU.apply on a copy h of a leaf, h negated in place, then backward with ones: the
+    leaf's gradient, or the error backward raised."""
+    import torch
+
+    leaf = torch.tensor(x, dtype=torch.float64, requires_grad=True)
+    h = leaf * 1.0
+    out = MyReLU.apply(h)
+    with torch.no_grad():
+        h.neg_()
+    try:
+        out.backward(torch.ones_like(leaf))
+    except RuntimeError as error:
+        return {"kind": "raised", "error": f"{type(error).__name__}: {str(error)[:300]}"}
+    return {"kind": "Tensor", "grad": None if leaf.grad is None else leaf.grad.numpy().copy()}
 
 
 def custom_relu_gradcheck(x):
