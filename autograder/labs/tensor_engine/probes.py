@@ -61,8 +61,8 @@ def node(expression, leaves, priors, upstream):
 
 
 def loss_node(logits, labels, prior, upstream):
-    """cross_entropy on a leaf holding `logits` (.grad = prior), its _backward run once with
-    out.grad = upstream. Activity 1b."""
+    """cross_entropy on a leaf holding `logits` (.grad = prior), its _backward run with
+    out.grad = upstream, then once more, as a second backward through the graph would. Activity 1b."""
     z = Tensor(logits)
     z.grad = _np.array(prior, dtype=_np.float64)
     out = cross_entropy(z, labels)
@@ -72,6 +72,9 @@ def loss_node(logits, labels, prior, upstream):
     out.grad = _np.array(upstream, dtype=_np.float64)
     out._backward()
     reply["grad"] = _snap(z.grad)
+    out.grad = _np.array(upstream, dtype=_np.float64)
+    out._backward()
+    reply["grad_again"] = _snap(z.grad)
     reply["data_after"] = _snap(z.data)
     return reply
 
@@ -139,10 +142,27 @@ def graph(spec, priors):
     return {"grads": [_snap(n.grad) for n in nodes], "calls": calls, "data_after": [_snap(n.data) for n in nodes]}
 
 
-def numeric(expression, arrays, h):
-    """numerical_grad on f() = the NumPy `expression` of the named `arrays` (h left at its
-    default when None): what it returned, the arrays afterwards, and how often f ran."""
-    held = {name: _np.array(value, dtype=_np.float64) for name, value in arrays.items()}
+def _laid_out(value, layout):
+    """`value` as an array of the same entries laid out in memory as `layout` says: "C"-ordered,
+    a "transposed" view of a C-ordered array, "fortran"-ordered, or "sliced" (all but the last
+    column of a wider array)."""
+    value = _np.array(value, dtype=_np.float64)
+    if layout == "transposed":
+        return _np.ascontiguousarray(value.T).T
+    if layout == "fortran":
+        return _np.asfortranarray(value)
+    if layout == "sliced" and value.ndim:
+        wide = _np.zeros(value.shape[:-1] + (value.shape[-1] + 1,))
+        wide[..., :-1] = value
+        return wide[..., :-1]
+    return value
+
+
+def numeric(expression, arrays, h, layout):
+    """numerical_grad on f() = the NumPy `expression` of the named `arrays`, laid out as `layout`
+    says (h left at its default when None): what it returned, the arrays afterwards, and how
+    often f ran."""
+    held = {name: _laid_out(value, layout) for name, value in arrays.items()}
     functions = {"exp": _np.exp, "log": _np.log, "tanh": _np.tanh}
     runs = []
 
@@ -168,12 +188,15 @@ def zero(datas, grads):
 
 
 def step(datas, grads, lr):
-    """sgd_step on Tensors holding `datas` with .grad = `grads`."""
+    """sgd_step on Tensors holding `datas` with .grad = `grads`; also the arrays that were their
+    .data before the step, as a caller holding them sees them afterwards."""
     params = [Tensor(d) for d in datas]
     for p, g in zip(params, grads):
         p.grad = _np.array(g, dtype=_np.float64)
+    held = [p.data for p in params]
     sgd_step(params, lr)
-    return {"grads": [_snap(p.grad) for p in params], "datas": [_snap(p.data) for p in params]}
+    return {"grads": [_snap(p.grad) for p in params], "datas": [_snap(p.data) for p in params],
+            "held": [_snap(a) for a in held]}
 
 
 def epoch(arrays, stale, X, y, order, batch_size, lr):
@@ -207,16 +230,20 @@ def init(sizes, seed):
                                        if isinstance(p, Tensor) else {"kind": _kind(p)} for p in params]}
 
 
-def forward_pass(arrays, X, y):
-    """mlp_forward on Tensors holding `arrays`: the logits, then every parameter's .grad after
+def forward_pass(arrays, X, y, tensor_input):
+    """mlp_forward on Tensors holding `arrays`, given X as an array or, when `tensor_input`, as a
+    Tensor: the logits, then every parameter's .grad (and X's) after
     cross_entropy(logits, y).backward()."""
     params = [Tensor(w) for w in arrays]
-    out = mlp_forward(params, X)
+    inputs = Tensor(X) if tensor_input else X
+    out = mlp_forward(params, inputs)
     if not isinstance(out, Tensor):
         return {"kind": _kind(out)}
     reply = {"kind": "Tensor", "data": _snap(out.data)}
     cross_entropy(out, y).backward()
     reply["grads"] = [_snap(p.grad) for p in params]
+    if tensor_input:
+        reply["input_grad"] = _snap(inputs.grad)
     return reply
 
 
@@ -476,8 +503,8 @@ def newton(expression, x, constants):
 
 # ---------------------------------------------------------------- E: conv2d
 def convolution(x, w, b, stride, padding, priors, upstream):
-    """conv2d on leaves holding x, w and b (their .grad set to `priors`), its _backward run once
-    at out.grad = upstream."""
+    """conv2d on leaves holding x, w and b (their .grad set to `priors`), its _backward run at
+    out.grad = upstream, then once more, as a second backward through the graph would."""
     leaves = [Tensor(x), Tensor(w), Tensor(b)]
     for leaf, prior in zip(leaves, priors):
         leaf.grad = _np.array(prior, dtype=_np.float64)
@@ -492,6 +519,9 @@ def convolution(x, w, b, stride, padding, priors, upstream):
         reply["failed"] = f"{type(error).__name__}: {error}"
         return reply
     reply["grads"] = [_snap(leaf.grad) for leaf in leaves]
+    out.grad = _np.array(upstream, dtype=_np.float64)
+    out._backward()
+    reply["grads_again"] = [_snap(leaf.grad) for leaf in leaves]
     reply["data_after"] = [_snap(leaf.data) for leaf in leaves]
     return reply
 
