@@ -389,15 +389,10 @@ LAYOUTS = {"transposed views": "transposed", "Fortran-ordered arrays": "fortran"
            "all but the last column of a wider array": "sliced"}
 
 
-def central(expression, arrays, h):
-    """The central differences of the expression, computed here, entry by entry."""
-    held = {name: np.array(value, dtype=np.float64) for name, value in arrays.items()}
-
-    def f():
-        return float(eval(expression, {}, {"exp": np.exp, **held}))
-
+def differences(f, arrays, h):
+    """The central differences with step h of f(), which reads `arrays`, entry by entry."""
     found = []
-    for array in held.values():
+    for array in arrays:
         slopes = np.zeros(array.shape)
         for index in np.ndindex(*array.shape):
             kept = array[index]
@@ -409,6 +404,12 @@ def central(expression, arrays, h):
             slopes[index] = (up - down) / (2 * h)
         found.append(slopes)
     return found
+
+
+def central(expression, arrays, h):
+    """The central differences of the expression, computed here, entry by entry."""
+    held = {name: np.array(value, dtype=np.float64) for name, value in arrays.items()}
+    return differences(lambda: float(eval(expression, {}, {"exp": np.exp, **held})), held.values(), h)
 
 
 def numeric_case(title, expression, arrays, h, layout="C"):
@@ -693,18 +694,8 @@ def worst_error(arrays, X, y, bend, h=None):
     if h is None:
         _, _, numeric = torch_network(arrays, X, y, bend=bend)
     else:
-        moved, numeric = [np.array(a) for a in arrays], []
-        for array in moved:
-            slopes = np.zeros(array.shape)
-            for index in np.ndindex(*array.shape):
-                kept = array[index]
-                array[index] = kept + h
-                up = torch_network(moved, X, y, bend=bend)[1]
-                array[index] = kept - h
-                down = torch_network(moved, X, y, bend=bend)[1]
-                array[index] = kept
-                slopes[index] = (up - down) / (2 * h)
-            numeric.append(slopes)
+        moved = [np.array(a, dtype=np.float64) for a in arrays]
+        numeric = differences(lambda: torch_network(moved, X, y, bend=bend)[1], moved, h)
     return max(float(np.max(np.abs(t - e) / np.maximum(1.0, np.abs(e)))) for t, e in zip(numeric, engine))
 
 
