@@ -832,7 +832,7 @@ for layout, array in [("a transposed view", np.array(wider[:, :3].T, order="C").
                       ("a Fortran-ordered array", np.asfortranarray(wider[:, :3])),
                       ("the first 3 columns of a (2, 4) array", wider[:, :3])]:
     sent = array.copy()
-    (slopes,) = numerical_grad(lambda: float(np.sum(array ** 3)), [array])
+    (slopes,) = numerical_grad(lambda array=array: float(np.sum(array ** 3)), [array])
     close(slopes, 3 * sent ** 2, f"numerical_grad of sum(x^3) for {layout} (change the entries of the array itself: "
           "reshape(-1) and ravel() copy such an array)", tol=1e-7, rtol=0.0)
     close(array, sent, f"{layout} after numerical_grad (put every entry back exactly)", tol=1e-12)
@@ -1296,7 +1296,7 @@ for k, s, scale in [(5, 1.5, 1.0), (0, 0.5, 1.0), (2, 0.5, 40.0)]:
     _, true = true_gradients(fault, X4 * scale, y4)
     want = max(float(np.max(np.abs(g - s * g) / np.maximum(1.0, np.abs(s * g)))) if j == k else 0.0
                for j, g in enumerate(true))
-    inputs = "" if scale == 1.0 else f", on inputs {scale:g} times as large (gradients well above 1: divide by max(1, |g|))"
+    inputs = "" if scale == 1.0 else f", on inputs {scale:g} times as large (gradients above 1: divide by max(1, |g|))"
     close(gradient_check(fault, X4 * scale, y4), want, f"gradient_check on a model whose gradient for params[{k}] is "
           f"multiplied by {s}{inputs} (the worst error over every parameter)", tol=1e-6)
 coarse = max(float(np.max(np.abs(c - g) / np.maximum(1.0, np.abs(g))))
@@ -1356,7 +1356,7 @@ def torch_witness(model, X, y):
 model = MLP([2, 5, 4, 3], np.random.default_rng(13))
 for p in model.params[1::2]:
     p.data += 0.1  # the network of Activity 4's check
-expected_loss, expected_grads = true_gradients(model, X4, y4)
+_, expected_grads = true_gradients(model, X4, y4)
 for p in model.params:
     p.grad = np.full(p.shape, -2.0)
 gaps = torch_witness(model, X4, y4)

@@ -654,8 +654,8 @@ def forward_case(title, arrays, X, y, tensor_input):
             array_problem(answer["data"], logits, f"{title}: the logits (relu after every layer but the last)"),
             *(array_problem(g, w, f"{title}: the gradient of parameter {i} after cross_entropy(...).backward()")
               for i, (g, w) in enumerate(zip(answer["grads"], grads))),
-            tensor_input and array_problem(answer["input_grad"], grads[-1], f"{title}: X.grad after "
-                                           "cross_entropy(...).backward() (as_tensor(X) keeps a Tensor X in the graph)"))
+            tensor_input and array_problem(answer["input_grad"], grads[-1], f"{title}: X.grad after cross_entropy"
+                                           "(...).backward() (as_tensor(X) keeps a Tensor X in the graph)"))
 
     return Case("4", title, "forward_pass", {"arrays": arrays, "X": X, "y": y, "tensor_input": tensor_input}, judge)
 
@@ -812,7 +812,7 @@ def cases_4(rng):
         grads = [rng.normal(size=np.shape(a)) if stale else np.zeros(np.shape(a)) for a in arrays]
         cases.append(check_case(f"a correct network {sizes}, {stale_name}, {step_name}", arrays, grads, X, y, h,
                                 bend))
-    zeros = [np.zeros((fan_in, fan_out)[k % 2:]) for fan_in, fan_out in zip(sizes[:-1], sizes[1:]) for k in (0, 1)]
+    zeros = [np.zeros(np.shape(a)) for a in network_arrays(sizes, np.random.default_rng(0))]
     for (which, index), (scale_name, scale) in product(FAULTS.items(), INPUT_SCALES.items()):
         arrays, bend = large_fault(sizes, X * scale, y, rng, index) if scale > 1 else kink_free(sizes, X, rng, index)
         cases.append(check_case(f"a network {sizes} whose backward pass is wrong at one entry of {which}, on "
