@@ -125,7 +125,7 @@ def multiply(a, b):
     out = Tensor(a.data * b.data, (a, b), "*")
 
     def reduce(grad, shape):
-        while grad.ndim > len(shape):
+        for _ in range(grad.ndim - len(shape)):
             grad = grad.sum(axis=0)
         if grad.shape != shape:
             stretched = next(i for i, size in enumerate(shape) if size == 1 and grad.shape[i] != 1)
