@@ -933,7 +933,7 @@ FORWARD = {"a product with a constant, summed over axis 0": ("(x * x * C).sum(ax
            "the log of a positive function": ("(x * x + 1.0).log().sum()", (2, 2, 2), {}),
            "tanh, then the mean": ("(x * V - 0.5).tanh().mean()", (5,), {"V": (5,)}),
            "an output that does not depend on the input": ("x * 0.0 + C", (2,), {"C": (3, 2)}),
-           "a constant array, the input ignored (no Dual comes back)": ("C", (2,), {"C": (2, 3)})}
+           "a constant array that ignores the input, no Dual coming back": ("C", (2,), {"C": (2, 3)})}
 
 
 def torch_function(expression, constants):

@@ -560,7 +560,7 @@ def dual_matmul(a, b):
     return Dual(a.value @ b.value, a.tangent @ b.value)
 """),
     Mistake("C", "jvp reads .value and .tangent of f's result, which a function returning a plain array lacks",
-            "no Dual comes back", """
+            "no Dual coming back", """
 def jvp(f, x, u):
     out = f(Dual(x, u))
     return out.value, out.tangent
@@ -638,6 +638,6 @@ def jacobian_fwd(f, x):
             variant(TO_DOT, '{node._op or "leaf"}', "{node._op}")),
     Mistake("F", "to_dot calls every node without parents a leaf, operations made under no_grad too", "label",
             variant(TO_DOT, '{node._op or "leaf"}', '{node._op if node._prev else "leaf"}')),
-    Mistake("F", "to_dot draws the edges of the first two parents only, as if no operation had three", "edge",
+    Mistake("F", "to_dot draws the edges of the first two parents only, as if no operation had three", "three parents",
             variant(TO_DOT, "in node._prev:\n", "in node._prev[:2]:\n")),
 ]
