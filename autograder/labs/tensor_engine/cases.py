@@ -807,9 +807,9 @@ def adam_case(title, datas, grads, lr, betas, eps, history):
         optimisers[which].step()
         trail.append([leaf.detach().numpy().copy() for leaf in leaves])
     title = f"adam_step with {title}"
-    shared = len(set(history)) > 1 and ("; a new state dict starts from zero moments and step 1, and never shares "
-                                        "them with another: keep the moments and the step count in `state`, not "
-                                        "on the Tensors")
+    advice = "" if len(set(history)) == 1 else ("; a new state dict starts from zero moments and step 1, and never "
+                                                "shares them with another: keep the moments and the step count in "
+                                                "`state`, not on the Tensors")
 
     def judge(answer):
         if not isinstance(answer, list) or len(answer) != len(trail):
@@ -821,7 +821,7 @@ def adam_case(title, datas, grads, lr, betas, eps, history):
                 *(unchanged(g, s, f"{title}: parameter {i}'s .grad after step {step}")
                   for i, (g, s) in enumerate(zip(got["grads"], sent))))
             if problem:
-                return problem + (shared or "")
+                return problem + advice
         return None
 
     return Case("A", title, "adam", {"datas": datas, "grads": grads, "lr": lr, "betas": list(betas), "eps": eps,
@@ -829,16 +829,17 @@ def adam_case(title, datas, grads, lr, betas, eps, history):
 
 
 def cases_a(rng):
-    single, *others = ADAM_HISTORIES.items()
-    runs = [(setting, shapes, single) for setting, shapes in product(ADAM_SETTINGS.items(), ADAM_PARAMETERS.items())]
-    runs += [((ADAM_HISTORY_SETTING, ADAM_SETTINGS[ADAM_HISTORY_SETTING]), shapes, history)
-             for history, shapes in product(others, ADAM_PARAMETERS.items())]
+    (_, single), *others = ADAM_HISTORIES.items()
+    runs = [(setting, shapes, "", single)
+            for setting, shapes in product(ADAM_SETTINGS.items(), ADAM_PARAMETERS.items())]
+    runs += [((ADAM_HISTORY_SETTING, ADAM_SETTINGS[ADAM_HISTORY_SETTING]), shapes, f", {name}", history)
+             for (name, history), shapes in product(others, ADAM_PARAMETERS.items())]
     cases = []
-    for (setting, (lr, betas, eps, scale)), (name, shapes), (history_name, history) in runs:
+    for (setting, (lr, betas, eps, scale)), (name, shapes), told, history in runs:
         grads = [[scale * rng.normal(size=shape) for shape in shapes] for _ in range(ADAM_STEPS)]
         grads[1][0] = grads[1][0] * (np.arange(np.size(grads[1][0])).reshape(np.shape(grads[1][0])) != 0)
-        title = f"{setting} on {name}" + ("" if history_name == single[0] else f", {history_name}")
-        cases.append(adam_case(title, [rng.normal(size=shape) for shape in shapes], grads, lr, betas, eps, history))
+        cases.append(adam_case(f"{setting} on {name}{told}", [rng.normal(size=shape) for shape in shapes], grads,
+                               lr, betas, eps, history))
     return cases
 
 

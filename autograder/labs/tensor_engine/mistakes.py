@@ -607,8 +607,8 @@ def jacobian_fwd(f, x):
                     "[sum_to(g * b.data, a.shape), sum_to(g * a.data, b.shape)]")),
     Mistake("D", "grad keeps only the last contribution that reaches a node", "the gradient of x",
             variant(GRAD, "grads[id(parent)] + part if id(parent) in grads else part", "part")),
-    Mistake("D", "vjp_tensor's multiply rule leaves the right operand's contribution unsummed, as if it were a "
-            "constant never broadcast", "the gradient of x",
+    Mistake("D", "vjp_tensor's multiply rule does not sum the right operand's contribution back to its shape",
+            "the gradient of x",
             variant(VJP_TENSOR, "sum_to(g * a, b.shape)]", "g * a]")),
     Mistake("D", "vjp_tensor's sum rule spreads g's data, a constant", "hvp",
             variant(VJP_TENSOR, "[g * np.ones(a.shape)]", "[Tensor(g.data * np.ones(a.shape))]")),
