@@ -1658,9 +1658,14 @@ print("gradient of sum(relu(x)) at x = [1, -2, 3]:", silent.grad.tolist(), " (co
 # Write `adam_step(params, state, lr, betas=(0.9, 0.999), eps=1e-8)`: one update of every Tensor
 # in `params`, in place. `state` is a dictionary that is empty before the first step; fill it
 # then (a step counter and one zero array of each kind per parameter) and update it on every
-# call. Leave `.grad` alone. The class `Adam` below wraps it with PyTorch's interface. The check
-# runs it beside `torch.optim.Adam` on the same float64 parameters, step by step, with the
-# default hyper-parameters and with others.
+# call. Leave `.grad` alone. The class `Adam` below wraps it with PyTorch's interface.
+#
+# Everything Adam remembers lives in `state`, nothing on the Tensors. A new, empty `state` on
+# parameters that were trained before starts again from zero moments and step 1, as a new
+# `torch.optim.Adam` does; two states over the same parameters (two `Adam` objects) each keep
+# moments and a step count of their own. The check runs `adam_step` beside `torch.optim.Adam`
+# on the same float64 parameters, step by step, with the default hyper-parameters and with
+# others, and then restarts it with a new state, and lets two states take turns.
 
 # %%
 class Adam:
@@ -1697,31 +1702,38 @@ def adam_step(params, state, lr, betas=(0.9, 0.999), eps=1e-8):
 
 
 # %% tags=["check"] activity="A" points=2
-def check_adam(shapes, steps, lr, betas, eps, seed, grad_scale=1.0):
+def check_adam(shapes, steps, lr, betas, eps, seed, grad_scale=1.0, states=None):
+    """adam_step beside torch.optim.Adam; `states` names the state dict of every step (a new number:
+    a new, empty dict, and a new torch.optim.Adam over the same parameters)."""
     rng = np.random.default_rng(seed)
     params = [Tensor(rng.normal(size=shape)) for shape in shapes]
     twins = [t64(p.data) for p in params]
-    theirs = torch.optim.Adam(twins, lr=lr, betas=betas, eps=eps)
-    state = {}
+    mine, theirs = {}, {}
     what = f"adam_step with lr {lr}, betas {betas}, eps {eps}"
-    for step in range(1, steps + 1):
+    if states is not None:
+        what += f", the state dicts of steps 1 to {steps} numbered {states} (a new number: a new, empty dict)"
+    for step, which in enumerate(states or [0] * steps, start=1):
         for p, twin in zip(params, twins):
             p.grad = grad_scale * rng.normal(size=p.shape)
             twin.grad = torch.tensor(p.grad.copy())
         sent = [p.grad.copy() for p in params]
-        adam_step(params, state, lr, betas, eps)
-        theirs.step()
+        if which not in theirs:
+            theirs[which] = torch.optim.Adam(twins, lr=lr, betas=betas, eps=eps)
+        adam_step(params, mine.setdefault(which, {}), lr, betas, eps)
+        theirs[which].step()
         for number, (p, twin, g) in enumerate(zip(params, twins, sent)):
             close(p.data, twin.detach().numpy(), f"{what}: parameter {number} after step {step} "
-                  "(torch.optim.Adam on the same gradients)")
+                  "(torch.optim.Adam on the same gradients; every state dict keeps its own moments and step count)")
             close(p.grad, g, f"{what}: parameter {number}'s .grad after step {step} (a step leaves it alone)")
 
 
 check_adam([(3, 2), (2,)], 4, 0.05, (0.9, 0.999), 1e-8, seed=0)
 check_adam([(2, 2)], 3, 0.3, (0.5, 0.8), 0.1, seed=1, grad_scale=0.01)  # eps of the size of sqrt(v)
 check_adam([(4,)], 6, 0.01, (0.0, 0.99), 1e-8, seed=2)  # beta1 = 0: no momentum
+check_adam([(2, 3)], 5, 0.05, (0.8, 0.9), 1e-8, seed=3, states=[0, 0, 0, 1, 1])  # a restart on trained Tensors
+check_adam([(3,), (2, 2)], 5, 0.05, (0.8, 0.9), 1e-8, seed=4, states=[0, 1, 1, 0, 1])  # two optimisers
 print("Activity A passed: adam_step agrees with torch.optim.Adam step by step, at default and other "
-      "betas and eps.")
+      "betas and eps, restarted with a new state and with two states over the same parameters.")
 
 # %% [markdown]
 # **SGD against Adam on the spiral.** The cell trains the network of Section 9 again, from the same
@@ -1779,8 +1791,12 @@ plt.show()
 # Write `no_grad()`, a context manager (a generator decorated with `contextmanager`, imported
 # below) so that inside `with no_grad():` the flag is `False`, and afterwards it is back to the
 # value it had before, whether the block ended normally or with an exception (which must still
-# reach the caller). It can be nested: leaving an inner `no_grad` must not switch recording on
-# inside an outer one. The check looks at structure, not at the clock.
+# reach the caller). Every exception counts, those that are not an `Exception` too: the
+# `KeyboardInterrupt` of Jupyter's stop button, and the `GeneratorExit` raised inside the block
+# when a generator paused in it is closed. It can be nested: leaving an inner `no_grad`, normally
+# or by an exception the outer block catches, must not switch recording on inside an outer one.
+# The check looks at structure, not at the clock; whatever your `no_grad` does, the check puts
+# `grad_enabled` back to `True` before it reports, so the cells after it are not affected.
 
 # %%
 import time  # imported where they are first needed
@@ -1811,38 +1827,62 @@ def recorded(expression):
     """Whether a node made now records its parents, whether backward from it reaches the leaves, and its value."""
     a, b = Tensor([[1.0, -2.0]]), Tensor([[0.5], [-3.0]])
     out = eval(expression, globals(), {"a": a, "b": b})
-    backward(out)
+    try:
+        backward(out)
+    except NotImplementedError:
+        raise
+    except Exception as error:
+        raise AssertionError(f"backward from {expression}, a root of shape {out.shape}, raised {type(error).__name__}: "
+                             f"{error} (this check runs your backward of Activity 2 on roots that are not scalars: "
+                             "seed the root with ones of its shape)") from None
     return bool(out._prev), bool(a.grad.any() or b.grad.any()), out.data
 
 
-expressions = ["a + a", "a @ b", "(a @ b).relu() * 2.0", "(a * a).sum()", "a.T.exp().log()"]
-for expression in expressions:
-    recording, sends, value = recorded(expression)
-    assert recording and sends, f"{expression} outside no_grad must record its parents (did no_grad leave " \
-        "grad_enabled False?)"
-    with no_grad():
-        assert grad_enabled is False, "inside `with no_grad():` grad_enabled must be False"
-        recording, sends, quiet_value = recorded(expression)
-    assert not recording, f"{expression} inside no_grad: the result's _prev must be empty"
-    assert not sends, f"{expression} inside no_grad: backward from the result must add nothing to the leaves"
-    close(quiet_value, value, f"{expression} inside no_grad: the value (it must equal the recorded one)")
-with no_grad():
-    with no_grad():
-        pass
-    assert not recorded("a + a")[0], "nested no_grad: after the inner block ends, recording must stay off " \
-        "until the outer one ends (restore the value you found, not True)"
-assert recorded("a + a")[0] and grad_enabled is True, "after nested no_grad blocks recording must be on again"
 try:
+    expressions = ["a + a", "a @ b", "(a @ b).relu() * 2.0", "(a * a).sum()", "a.T.exp().log()"]
+    for expression in expressions:
+        recording, sends, value = recorded(expression)
+        assert recording and sends, f"{expression} outside no_grad must record its parents (did no_grad leave " \
+            "grad_enabled False?)"
+        with no_grad():
+            assert grad_enabled is False, "inside `with no_grad():` grad_enabled must be False"
+            recording, sends, quiet_value = recorded(expression)
+        assert not recording, f"{expression} inside no_grad: the result's _prev must be empty"
+        assert not sends, f"{expression} inside no_grad: backward from the result must add nothing to the leaves"
+        close(quiet_value, value, f"{expression} inside no_grad: the value (it must equal the recorded one)")
     with no_grad():
-        raise KeyError("raised inside no_grad")
-except KeyError:
-    pass
-else:
-    raise AssertionError("an exception raised inside `with no_grad():` must propagate to the caller")
-assert grad_enabled is True and recorded("a + a")[0], \
-    "after an exception inside no_grad, recording must be on again (restore the flag in a finally clause)"
-print("Activity B passed: no_grad records nothing, keeps values, nests, and restores the flag after an "
-      "exception.")
+        with no_grad():
+            pass
+        assert not recorded("a + a")[0], "nested no_grad: after the inner block ends, recording must stay off " \
+            "until the outer one ends (restore the value you found, not True)"
+    assert recorded("a + a")[0] and grad_enabled is True, "after nested no_grad blocks recording must be on again"
+    with no_grad():
+        try:
+            with no_grad():
+                raise KeyError("raised inside the inner no_grad")
+        except KeyError:
+            pass
+        assert not recorded("a + a")[0], "an exception left an inner no_grad and the outer block caught it: " \
+            "recording must stay off until the outer block ends (restore the value you found, however the block ends)"
+    # KeyboardInterrupt: Jupyter's stop button; GeneratorExit: what closing a generator paused inside the block
+    # raises there. Neither is an Exception.
+    for interruption in (KeyError("raised inside no_grad"), KeyboardInterrupt(), GeneratorExit()):
+        try:
+            with no_grad():
+                raise interruption
+        except type(interruption):
+            pass
+        else:
+            raise AssertionError(f"a {type(interruption).__name__} raised inside `with no_grad():` must propagate to "
+                                 "the caller")
+        assert grad_enabled is True and recorded("a + a")[0], \
+            f"after a {type(interruption).__name__} inside no_grad, recording must be on again (restore the flag in " \
+            "a finally clause, which runs whatever was raised, not only an Exception)"
+except BaseException:
+    grad_enabled = True  # whatever no_grad did, the cells after this check record again
+    raise
+print("Activity B passed: no_grad records nothing, keeps values, nests, and restores the flag however its block "
+      "ends (an exception, a KeyboardInterrupt, a closed generator).")
 
 # %% [markdown]
 # **What it saves.** The spiral network of Section 9 evaluated on the 58,081 points of its
@@ -1917,7 +1957,9 @@ print(f"the forward pass under no_grad took {quiet_seconds * 1e3:.0f} ms against
 # Write the four rules, then
 #
 # * `jvp(f, x, u)`: evaluate `f` once on `Dual(x, u)` and return the pair `(value, tangent)` of
-#   its result, as NumPy arrays (a result that does not depend on the input has tangent zero);
+#   its result, as NumPy arrays. A result that does not depend on the input has tangent zero, of
+#   the result's shape, and that includes a function that ignores its input and returns a plain
+#   array or number rather than a `Dual`;
 # * `jacobian_fwd(f, x)`: the Jacobian of `f` at `x` from one JVP per input entry (the basis
 #   directions $e_j$, each of `x`'s shape), as an array of shape `f(x).shape + x.shape`, like
 #   `torch.func.jacfwd`.
@@ -2048,11 +2090,18 @@ def check_forward(expression, x, constants, u):
     def f_torch(x):
         return eval(expression, {}, {"x": x, **{k: torch.tensor(v) for k, v in constants.items()}})
 
-    value, tangent = jvp(f, x, u)
+    try:
+        value, tangent = jvp(f, x, u)
+        jacobian = jacobian_fwd(f, x)
+    except NotImplementedError:
+        raise
+    except Exception as error:
+        raise AssertionError(f"jvp or jacobian_fwd of {what} raised {type(error).__name__}: {error} (f may return a "
+                             "plain array or number instead of a Dual)") from None
     want_value, want_tangent = torch.func.jvp(f_torch, (torch.tensor(x),), (torch.tensor(u),))
     close(value, want_value.numpy(), f"jvp: the value of {what}")
     close(tangent, want_tangent.numpy(), f"jvp: the tangent of {what} along u (torch.func.jvp)")
-    close(jacobian_fwd(f, x), torch.func.jacfwd(f_torch)(torch.tensor(x)).numpy(),
+    close(jacobian, torch.func.jacfwd(f_torch)(torch.tensor(x)).numpy(),
           f"jacobian_fwd of {what} (torch.func.jacfwd; shape f(x).shape + x.shape)")
 
 
@@ -2065,6 +2114,7 @@ check_forward("W @ x.log()", gen_c.uniform(0.5, 2.0, size=(3, 2)), {"W": gen_c.n
 check_forward("(x * V + 1.0).tanh().mean()", gen_c.normal(size=4), {"V": gen_c.normal(size=4)},
               gen_c.normal(size=4))
 check_forward("(x * 0.0 + C).sum()", gen_c.normal(size=2), {"C": gen_c.normal(size=2)}, gen_c.normal(size=2))
+check_forward("C", gen_c.normal(size=2), {"C": gen_c.normal(size=(3, 2))}, gen_c.normal(size=2))  # f ignores x
 print("Activity C passed: the dual rules, jvp and jacobian_fwd agree with torch.func.jvp and "
       "torch.func.jacfwd.")
 
@@ -2293,6 +2343,10 @@ check_second_order("(x @ W + c).tanh().sum() + (x * x).sum()", gen_d.normal(size
                    {"W": gen_d.normal(size=(4, 3)), "c": gen_d.normal(size=3)}, gen_d.normal(size=(1, 4)))
 check_second_order("(x.T @ x).exp().sum() * 0.1 + (x * x).mean()", gen_d.normal(size=(1, 2)) * 0.3, {},
                    gen_d.normal(size=(1, 2)))
+# x's row sums broadcast over x: the sum's incoming gradient, and the contribution summed back to the
+# broadcast operand, both depend on x, so their rules are differentiated again
+check_second_order("(x * x.sum(axis=1, keepdims=True)).tanh().sum() + (x * x).sum() * 2.0",
+                   gen_d.normal(size=(2, 2)) * 0.5, {}, gen_d.normal(size=(2, 2)))
 print("Activity D passed: grad, hvp and newton_step agree with torch.autograd.grad, "
       "torch.autograd.functional.hvp and torch.linalg.solve on the Hessian.")
 
@@ -2488,9 +2542,10 @@ print(f"CNN test accuracy: {cnn_test_accuracy:.3f} (the MLP of Section 8: {digit
 # * one line per node of the graph, each node once however many paths reach it:
 #   `n<id> [label="<op> <shape>"];`, where `<id>` is `id(node)` (unique while the graph lives),
 #   `<op>` the node's `_op`, or `leaf` when it is empty, and `<shape>` its shape as Python prints
-#   it, e.g. `n140 [label="@ (5, 8)"];`;
-# * one line per entry of every node's `_prev`: `n<parent id> -> n<node id>;`. An entry that
-#   appears twice (`x * x`) gets two edges.
+#   it, e.g. `n140 [label="@ (5, 8)"];`. A result made under `no_grad` has no parents but keeps
+#   its `_op`, and is labelled with it;
+# * one line per entry of every node's `_prev`, however many there are (conv2d's node has three):
+#   `n<parent id> -> n<node id>;`. An entry that appears twice (`x * x`) gets two edges.
 #
 # The cell after the check renders the graph of a two-layer MLP's loss with the `graphviz`
 # package, where the `dot` program is installed.
@@ -2545,6 +2600,12 @@ check_dot(x_dot, "a single leaf")
 check_dot((x_dot * x_dot).sum(), "sum(x * x), where x is both parents")
 shared = x_dot.relu()
 check_dot((shared + shared.exp()) @ Tensor([[1.0], [2.0]]), "a node reached by two paths")
+unrecorded = Tensor(x_dot.data.T @ x_dot.data, (), "@")  # what `x_dot.T @ x_dot` gives under no_grad
+check_dot((unrecorded * Tensor(np.ones((2, 2)))).relu() + unrecorded,
+          "a result made under no_grad (an operation without parents) used by recorded ones")
+convolved = Tensor(np.zeros((1, 3, 3, 3)), (Tensor(np.ones((1, 2, 5, 5))), Tensor(np.ones((3, 2, 3, 3))),
+                                            Tensor(np.ones(3))), "conv2d")
+check_dot(convolved.relu().sum(), "a node with three parents, as conv2d's x, w and b")
 tape_rng = np.random.default_rng(61)
 check_dot(cross_entropy(MLP([3, 5, 2], tape_rng)(tape_rng.normal(size=(4, 3))), np.array([0, 1, 1, 0])),
           "the loss of an MLP([3, 5, 2])")

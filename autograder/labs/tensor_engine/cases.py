@@ -865,7 +865,7 @@ def cases_5(rng):
 # of size 1e-3), where adding it inside or outside the square root differs; beta2 = 0 (v is the
 # last squared gradient). Parameter sets: one matrix, a matrix with a vector, a 0-d parameter.
 # Each case runs 5 steps with fresh random gradients (a zero entry included) and is judged step
-# by step, step 1 first. Crossed: 4 x 3 = 12 cases.
+# by step, step 1 first. Crossed: 4 x 3 = 12 cases, every step taken with one state.
 ADAM_SETTINGS = {"PyTorch's defaults (lr 0.001, betas (0.9, 0.999), eps 1e-8)": (1e-3, (0.9, 0.999), 1e-8, 1.0),
                  "lr 0.02, betas (0.8, 0.95), eps 1e-6": (0.02, (0.8, 0.95), 1e-6, 1.0),
                  "lr 0.5, betas (0.95, 0.9), eps 0.002, gradients of size 1e-3": (0.5, (0.95, 0.9), 2e-3, 1e-3),
@@ -873,18 +873,33 @@ ADAM_SETTINGS = {"PyTorch's defaults (lr 0.001, betas (0.9, 0.999), eps 1e-8)": 
 ADAM_PARAMETERS = {"one (3, 4) matrix": [(3, 4)], "a (2, 3) matrix and a (3,) vector": [(2, 3), (3,)],
                    "a 0-d parameter": [()]}
 ADAM_STEPS = 5
+# Which state dict each of the 5 steps is given (a new number: a new, empty dict). Besides one
+# state throughout: a fresh state after step 2 on the same, already trained Tensors (a restart,
+# as a new torch.optim.Adam starts from zero moments and step 1), and two states taking turns
+# over the same Tensors (two optimisers, each with moments and a step count of its own). Only
+# these show moments or step counts kept on the Tensors instead of in `state`. Crossed with the
+# parameter sets at the second setting (large bias corrections): 2 x 3 = 6 cases; 18 in all.
+ADAM_HISTORIES = {"one state for every step": [0, 0, 0, 0, 0],
+                  "a fresh state after step 2, on the Tensors trained so far": [0, 0, 1, 1, 1],
+                  "two states taking turns over the same Tensors": [0, 1, 0, 1, 1]}
+ADAM_HISTORY_SETTING = "lr 0.02, betas (0.8, 0.95), eps 1e-6"
 
 
-def adam_case(title, datas, grads, lr, betas, eps):
+def adam_case(title, datas, grads, lr, betas, eps, history):
     leaves = [t64(d) for d in datas]
-    theirs = torch.optim.Adam(leaves, lr=lr, betas=betas, eps=eps)
+    optimisers = {}  # torch.optim.Adam keeps its state per optimiser, as adam_step keeps it per dict
     trail = []
-    for step_grads in grads:
+    for step_grads, which in zip(grads, history):
         for leaf, g in zip(leaves, step_grads):
             leaf.grad = torch.tensor(g)
-        theirs.step()
+        if which not in optimisers:
+            optimisers[which] = torch.optim.Adam(leaves, lr=lr, betas=betas, eps=eps)
+        optimisers[which].step()
         trail.append([leaf.detach().numpy().copy() for leaf in leaves])
     title = f"adam_step with {title}"
+    advice = "" if len(set(history)) == 1 else ("; a new state dict starts from zero moments and step 1, and never "
+                                                "shares them with another: keep the moments and the step count in "
+                                                "`state`, not on the Tensors")
 
     def judge(answer):
         if not isinstance(answer, list) or len(answer) != len(trail):
@@ -896,27 +911,36 @@ def adam_case(title, datas, grads, lr, betas, eps):
                 *(unchanged(g, s, f"{title}: parameter {i}'s .grad after step {step}")
                   for i, (g, s) in enumerate(zip(got["grads"], sent))))
             if problem:
-                return problem
+                return problem + advice
         return None
 
-    return Case("A", title, "adam", {"datas": datas, "grads": grads, "lr": lr, "betas": list(betas), "eps": eps},
-                judge)
+    return Case("A", title, "adam", {"datas": datas, "grads": grads, "lr": lr, "betas": list(betas), "eps": eps,
+                                     "history": history}, judge)
 
 
 def cases_a(rng):
+    (_, single), *others = ADAM_HISTORIES.items()
+    runs = [(setting, shapes, "", single)
+            for setting, shapes in product(ADAM_SETTINGS.items(), ADAM_PARAMETERS.items())]
+    runs += [((ADAM_HISTORY_SETTING, ADAM_SETTINGS[ADAM_HISTORY_SETTING]), shapes, f", {name}", history)
+             for (name, history), shapes in product(others, ADAM_PARAMETERS.items())]
     cases = []
-    for (setting, (lr, betas, eps, scale)), (name, shapes) in product(ADAM_SETTINGS.items(), ADAM_PARAMETERS.items()):
+    for (setting, (lr, betas, eps, scale)), (name, shapes), told, history in runs:
         grads = [[scale * rng.normal(size=shape) for shape in shapes] for _ in range(ADAM_STEPS)]
         grads[1][0] = grads[1][0] * (np.arange(np.size(grads[1][0])).reshape(np.shape(grads[1][0])) != 0)
-        cases.append(adam_case(f"{setting} on {name}", [rng.normal(size=shape) for shape in shapes], grads,
-                               lr, betas, eps))
+        cases.append(adam_case(f"{setting} on {name}{told}", [rng.normal(size=shape) for shape in shapes], grads,
+                               lr, betas, eps, history))
     return cases
 
 
 # ---------------------------------------------------------------- B: no_grad, graded on structure
 # Expressions of the student's primitives on small leaves (operations with one and two parents,
 # broadcasting, a reduction, the transpose): each run outside no_grad, inside it, inside an outer
-# no_grad after an inner one ended, after both, and after an exception inside one. 5 cases.
+# no_grad after an inner one ended, after both, after an exception inside one, inside an outer
+# no_grad that caught an exception of an inner one, and after the block was left by a
+# BaseException that is not an Exception: a KeyboardInterrupt (the kernel interrupted during an
+# evaluation), and the GeneratorExit that closing a generator suspended inside the block raises
+# there. Every case observes every way out: 5 cases.
 QUIET = {"a product plus a broadcast bias": ("a * b + c", {"a": (2, 3), "b": (2, 3), "c": (3,)}),
          "a matrix product, exp and a sum": ("(a @ b).exp().sum()", {"a": (2, 3), "b": (3, 2)}),
          "a transpose through relu": ("(a.T * 3.0).relu() + 1.0", {"a": (3, 2)}),
@@ -925,7 +949,8 @@ QUIET = {"a product plus a broadcast bias": ("a * b + c", {"a": (2, 3), "b": (2,
 
 
 # What probes.quiet observes, in order; each result is sent before the student's code runs again.
-QUIET_OBSERVED = ("outside", "inside", "after_inner", "after_both", "propagated", "after_error")
+QUIET_OBSERVED = ("outside", "inside", "after_inner", "after_both", "propagated", "after_error", "after_inner_error",
+                  "interrupted", "after_interrupt", "after_close")
 
 
 def quiet_case(title, expression, leaves):
@@ -952,7 +977,19 @@ def quiet_case(title, expression, leaves):
             not answer["propagated"] and f"{setting}: an exception raised inside `with no_grad():` must propagate "
                                          "to the caller",
             not answer["after_error"]["parents"] and f"{setting}: after an exception inside no_grad, recording "
-                                                     "must be on again (restore grad_enabled in a finally clause)")
+                                                     "must be on again (restore grad_enabled in a finally clause)",
+            answer["after_inner_error"]["parents"] and f"{setting}: an exception raised in an inner no_grad and "
+                                                       "caught inside an outer one switched recording on inside the "
+                                                       "outer block (restore the value grad_enabled had on entry, "
+                                                       "however the block ends)",
+            not answer["interrupted"] and f"{setting}: a KeyboardInterrupt raised inside `with no_grad():` must "
+                                          "propagate to the caller",
+            not answer["after_interrupt"]["parents"] and f"{setting}: after a KeyboardInterrupt inside no_grad (a "
+                                                         "BaseException, not an Exception), recording must be on "
+                                                         "again (a finally clause runs whatever was raised)",
+            not answer["after_close"]["parents"] and f"{setting}: after a generator suspended inside `with "
+                                                     "no_grad():` was closed (GeneratorExit, a BaseException, not an "
+                                                     "Exception), recording must be on again")
 
     return Case("B", setting, "quiet", {"expression": expression, "leaves": leaves}, judge,
                 observations=len(QUIET_OBSERVED))
@@ -977,15 +1014,17 @@ def cases_b(rng):
 
 # ---------------------------------------------------------------- C: forward mode against torch.func
 # Functions that use every dual rule (product, matrix product on either side, exp, log) and the
-# derived tanh and mean, on inputs of 1, 2 and 3 dimensions, plus one whose output does not
-# depend on the input; each asked for a JVP along a random direction and for its Jacobian:
-# 6 x 2 = 12 cases.
+# derived tanh and mean, on inputs of 1, 2 and 3 dimensions, plus two whose output does not
+# depend on the input: one computed from it (a Dual comes back), and one that ignores it and
+# returns a plain array of another shape than x's (its tangent is zero, of the output's shape);
+# each asked for a JVP along a random direction and for its Jacobian: 7 x 2 = 14 cases.
 FORWARD = {"a product with a constant, summed over axis 0": ("(x * x * C).sum(axis=0)", (3, 2), {"C": (3, 2)}),
            "a matrix product with the input on the right": ("W @ x", (3, 2), {"W": (4, 3)}),
            "exp of a matrix product with the input on the left": ("(x @ W).exp()", (2, 3), {"W": (3, 2)}),
            "the log of a positive function": ("(x * x + 1.0).log().sum()", (2, 2, 2), {}),
            "tanh, then the mean": ("(x * V - 0.5).tanh().mean()", (5,), {"V": (5,)}),
-           "an output that does not depend on the input": ("x * 0.0 + C", (2,), {"C": (3, 2)})}
+           "an output that does not depend on the input": ("x * 0.0 + C", (2,), {"C": (3, 2)}),
+           "a constant array that ignores the input, no Dual coming back": ("C", (2,), {"C": (2, 3)})}
 
 
 def torch_function(expression, constants):
@@ -1087,10 +1126,13 @@ def cases_c(rng):
 
 # ---------------------------------------------------------------- D: double backprop
 # Smooth scalar functions (softplus, a cubic, tanh with a broadcast bias, exp of a quadratic form
-# through the transpose, log of a row sum kept with keepdims) of row vectors and of a matrix;
-# for each, grad with and without create_graph (and a Tensor it does not use), hvp along a random
-# direction (a failure is diagnosed with central differences of the student's own grad), and a
-# Newton step: 5 x 3 = 15 cases.
+# through the transpose, log of a row sum kept with keepdims) of row vectors and of a matrix, and
+# one whose broadcast operands are made from x itself (its row sums in a product, its total in a
+# sum), so that the summed contributions to them and the sums' incoming gradients depend on x
+# (with a constant operand, such a contribution is never differentiated again); for each, grad
+# with and without create_graph (and a Tensor it does not use), hvp along a random direction (a
+# failure is diagnosed with central differences of the student's own grad), and a Newton step:
+# 6 x 3 = 18 cases.
 SECOND_ORDER = {
     "softplus of a product plus a square": ("((x @ W).exp() + 1.0).log().sum() + (x * x).sum()", (1, 4),
                                             {"W": (4, 3)}),
@@ -1099,6 +1141,8 @@ SECOND_ORDER = {
     "exp of a quadratic form": ("(x @ A @ x.T).exp().sum() * 0.2 + (x * x).sum()", (1, 3), {"A": (3, 3)}),
     "log of row sums kept with keepdims, on a matrix": (
         "((x * x).sum(axis=1, keepdims=True) + 1.0).log().sum() + (x @ W).exp().mean()", (2, 2), {"W": (2, 3)}),
+    "broadcast operands made from x, its row sums and its total": (
+        "(x * x.sum(axis=1, keepdims=True) + x.sum()).tanh().sum() + (x * x).sum() * 3.0", (2, 3), {}),
 }
 
 
@@ -1291,8 +1335,10 @@ def cases_e(rng):
 # ---------------------------------------------------------------- F: to_dot, parsed back
 # Graphs given as [label, parent indices, shape] per node, leaves with the label "": a single
 # leaf; a chain; one tensor as both parents; a node reached by two paths; a constant used at two
-# depths; a two-layer MLP's loss. 6 cases. The DOT text is parsed here: statements may end with
-# a semicolon or not and names may be quoted.
+# depths; a two-layer MLP's loss; an operation without parents, as no_grad makes them (labelled
+# by its _op, not as a leaf), reused by recorded ones; a node with three parents, conv2d's x, w
+# and b. 8 cases. The DOT text is parsed here: statements may end with a semicolon or not and
+# names may be quoted.
 TAPES = {
     "a single leaf": [["", [], (2,)]],
     "a chain relu, exp, sum": [["", [], (2, 3)], ["relu", [0], (2, 3)], ["exp", [1], (2, 3)], ["sum", [2], ()]],
@@ -1303,6 +1349,11 @@ TAPES = {
     "the loss of a two-layer MLP": [["", [], (5, 2)], ["", [], (2, 8)], ["", [], (8,)], ["@", [0, 1], (5, 8)],
                                     ["+", [3, 2], (5, 8)], ["relu", [4], (5, 8)], ["", [], (8, 3)], ["", [], (3,)],
                                     ["@", [5, 6], (5, 3)], ["+", [8, 7], (5, 3)], ["cross_entropy", [9], ()]],
+    "an operation made under no_grad, without parents, used by recorded ones": [
+        ["@", [], (3, 2)], ["", [], (3, 2)], ["*", [0, 1], (3, 2)], ["relu", [0], (3, 2)], ["+", [2, 3], (3, 2)]],
+    "conv2d, a node with the three parents x, w and b": [["", [], (1, 2, 5, 5)], ["", [], (3, 2, 3, 3)],
+                                                        ["", [], (3,)], ["conv2d", [0, 1, 2], (1, 3, 3, 3)],
+                                                        ["relu", [3], (1, 3, 3, 3)], ["sum", [4], ()]],
 }
 DOT_NODE = re.compile(r'^"?(\w+)"?\s*\[\s*label\s*=\s*"([^"]*)"\s*\]\s*;?$')
 DOT_EDGE = re.compile(r'^"?(\w+)"?\s*->\s*"?(\w+)"?\s*;?$')

@@ -597,6 +597,23 @@ def torch_witness(model, X, y):
             variant(ADAM, "(np.sqrt(v_hat) + eps)", "np.sqrt(v_hat + eps)")),
     Mistake("A", "adam_step rebinds its moment arrays, so state keeps the zeros of step 1", "after step 2",
             variant(variant(ADAM, "m[...] =", "m ="), "v[...] =", "v =")),
+    Mistake("A", "adam_step keeps the moments on the Tensors, so a new state starts from the old moments",
+            "fresh state", """
+def adam_step(params, state, lr, betas=(0.9, 0.999), eps=1e-8):
+    beta1, beta2 = betas
+    state["t"] = state.get("t", 0) + 1
+    for p in params:
+        if not hasattr(p, "m"):
+            p.m, p.v = np.zeros_like(p.data), np.zeros_like(p.data)
+        p.m = beta1 * p.m + (1 - beta1) * p.grad
+        p.v = beta2 * p.v + (1 - beta2) * p.grad ** 2
+        m_hat, v_hat = p.m / (1 - beta1 ** state["t"]), p.v / (1 - beta2 ** state["t"])
+        p.data -= lr * m_hat / (np.sqrt(v_hat) + eps)
+"""),
+    Mistake("A", "adam_step counts the steps on each Tensor, as PyTorch counts them per parameter", "step count",
+            variant(ADAM, 'm_hat, v_hat = m / (1 - beta1 ** state["t"]), v / (1 - beta2 ** state["t"])',
+                    'p.steps = getattr(p, "steps", 0) + 1\n'
+                    '        m_hat, v_hat = m / (1 - beta1 ** p.steps), v / (1 - beta2 ** p.steps)')),
     # ------------------------------------------------------------------ B
     Mistake("B", "no_grad assigns grad_enabled without `global`, so the module's flag never changes", "_prev", """
 @contextmanager
@@ -614,6 +631,14 @@ def no_grad():
                     "    yield\n    grad_enabled = before")),
     Mistake("B", "no_grad swallows an exception raised inside its block", "propagate",
             variant(NO_GRAD, "        yield\n", "        yield\n    except Exception:\n        pass\n")),
+    Mistake("B", "no_grad restores the flag in `except Exception`, so a KeyboardInterrupt leaves recording off",
+            "KeyboardInterrupt",
+            variant(NO_GRAD, "    finally:\n        grad_enabled = before",
+                    "    except Exception:\n        grad_enabled = before\n        raise\n    grad_enabled = before")),
+    Mistake("B", "no_grad switches recording on when an exception leaves it, even inside an outer no_grad",
+            "caught inside an outer", variant(
+                NO_GRAD, "    finally:\n        grad_enabled = before",
+                "    except BaseException:\n        grad_enabled = True\n        raise\n    grad_enabled = before")),
     # ------------------------------------------------------------------ C
     Mistake("C", "dual_multiply keeps only one term of the product rule", "tangent", """
 def dual_multiply(a, b):
@@ -631,6 +656,19 @@ def dual_log(a):
     Mistake("C", "dual_matmul drops the term of the right operand's tangent", "tangent", """
 def dual_matmul(a, b):
     return Dual(a.value @ b.value, a.tangent @ b.value)
+"""),
+    Mistake("C", "jvp reads .value and .tangent of f's result, which a function returning a plain array lacks",
+            "no Dual coming back", """
+def jvp(f, x, u):
+    out = f(Dual(x, u))
+    return out.value, out.tangent
+"""),
+    Mistake("C", "jvp gives a result that is not a Dual a zero tangent of x's shape", "tangent", """
+def jvp(f, x, u):
+    out = f(Dual(x, u))
+    if not isinstance(out, Dual):
+        return np.asarray(out, dtype=np.float64), np.zeros_like(u)
+    return out.value, out.tangent
 """),
     Mistake("C", "jacobian_fwd lays each JVP out as a row, transposing the Jacobian", "jacobian_fwd", """
 def jacobian_fwd(f, x):
@@ -667,6 +705,11 @@ def jacobian_fwd(f, x):
                     "[sum_to(g * b.data, a.shape), sum_to(g * a.data, b.shape)]")),
     Mistake("D", "grad keeps only the last contribution that reaches a node", "the gradient of x",
             variant(GRAD, "grads[id(parent)] + part if id(parent) in grads else part", "part")),
+    Mistake("D", "vjp_tensor's multiply rule does not sum the right operand's contribution back to its shape",
+            "the gradient of x",
+            variant(VJP_TENSOR, "sum_to(g * a, b.shape)]", "g * a]")),
+    Mistake("D", "vjp_tensor's sum rule spreads g's data, a constant", "hvp",
+            variant(VJP_TENSOR, "[g * np.ones(a.shape)]", "[Tensor(g.data * np.ones(a.shape))]")),
     Mistake("D", "newton_step adds the Newton direction instead of subtracting it", "newton_step",
             variant(reference_function("tensor_engine", "newton_step"), "return x - ", "return x + ")),
     Mistake("D", "vjp_tensor starts from a copy of g's data, so the contributions forget how g was made", "hvp",
@@ -695,4 +738,8 @@ def jacobian_fwd(f, x):
             variant(TO_DOT, "in node._prev:\n", "in dict.fromkeys(node._prev):\n")),
     Mistake("F", "to_dot labels leaves with their empty _op", "label",
             variant(TO_DOT, '{node._op or "leaf"}', "{node._op}")),
+    Mistake("F", "to_dot calls every node without parents a leaf, operations made under no_grad too", "label",
+            variant(TO_DOT, '{node._op or "leaf"}', '{node._op if node._prev else "leaf"}')),
+    Mistake("F", "to_dot draws the edges of the first two parents only, as if no operation had three", "three parents",
+            variant(TO_DOT, "in node._prev:\n", "in node._prev[:2]:\n")),
 ]

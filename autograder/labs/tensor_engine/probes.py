@@ -353,15 +353,16 @@ def witnessed(arrays, stale, X, y, no_relu, scaled, factor):
 
 
 # ---------------------------------------------------------------- A: adam_step
-def adam(datas, grads, lr, betas, eps):
+def adam(datas, grads, lr, betas, eps, history):
     """adam_step on Tensors holding `datas`, once per entry of `grads` (the gradients of every
-    parameter at that step) with one state dict: the data and .grad of every parameter after each step."""
+    parameter at that step), given at each step the state dict `history` names (a number not
+    seen before: a new, empty dict): the data and .grad of every parameter after each step."""
     params = [Tensor(d) for d in datas]
-    state, trail = {}, []
-    for step_grads in grads:
+    states, trail = {}, []
+    for step_grads, which in zip(grads, history):
         for p, g in zip(params, step_grads):
             p.grad = _np.array(g, dtype=_np.float64)
-        adam_step(params, state, lr, tuple(betas), eps)
+        adam_step(params, states.setdefault(which, {}), lr, tuple(betas), eps)
         trail.append({"datas": [_snap(p.data) for p in params], "grads": [_snap(p.grad) for p in params]})
     return trail
 
@@ -369,10 +370,12 @@ def adam(datas, grads, lr, betas, eps):
 # ---------------------------------------------------------------- B: no_grad
 def quiet(expression, leaves):
     """`expression` on fresh Tensor leaves, then backward from it, outside no_grad, inside it,
-    inside an outer no_grad after an inner one ended, after both ended, and after an exception
-    left a no_grad block: each time how many parents the result kept, whether a leaf received a
-    gradient, and the value, observed as soon as it is known; and whether the exception came out
-    of the block. The switch is put back as it was found, whatever no_grad did."""
+    inside an outer no_grad after an inner one ended, after both ended, after an exception left a
+    no_grad block, inside an outer no_grad that caught an inner one's exception, after a
+    KeyboardInterrupt left a block, and after a generator suspended inside a block was closed:
+    each time how many parents the result kept, whether a leaf received a gradient, and the
+    value, observed as soon as it is known; and whether the exceptions came out of their blocks.
+    The switch is put back as it was found, whatever no_grad did."""
     switch = Tensor.__init__.__globals__
     found = switch.get("grad_enabled")
 
@@ -386,8 +389,21 @@ def quiet(expression, leaves):
     class _Raised(Exception):
         pass
 
+    def paused():
+        with no_grad():
+            yield
+
+    def left_by(error):
+        """Whether `error`, raised inside a no_grad block, came out of it."""
+        try:
+            with no_grad():
+                raise error
+        except type(error):
+            return True
+        return False
+
     observe = _observe
-    try:  # observed in this order: outside, inside, after_inner, after_both, propagated, after_error
+    try:  # observed in the order of cases.QUIET_OBSERVED
         observe(run())
         with no_grad():
             observe(run())  # sent before the block's __exit__ can touch it
@@ -395,13 +411,20 @@ def quiet(expression, leaves):
                 pass
             observe(run())
         observe(run())
-        propagated = False
-        try:
-            with no_grad():
-                raise _Raised()
-        except _Raised:
-            propagated = True
-        observe(propagated)
+        observe(left_by(_Raised()))
+        observe(run())
+        with no_grad():
+            try:
+                with no_grad():
+                    raise _Raised()
+            except _Raised:
+                pass
+            observe(run())
+        observe(left_by(KeyboardInterrupt()))
+        observe(run())
+        suspended = paused()
+        next(suspended)
+        suspended.close()  # raises GeneratorExit inside the block
         observe(run())
     finally:
         switch["grad_enabled"] = found
