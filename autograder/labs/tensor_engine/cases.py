@@ -332,11 +332,8 @@ def graph_case(title, spec, priors):
     title = f"backward on {title}"
 
     def judge(answer):
-        got = answer["grads"]
-        for name, g, w in zip(names, got, wanted):
-            problem = array_problem(g, w, f"{title}: the .grad of {name} after backward")
-            if problem:
-                return problem
+        # The calls first: a rule run twice or never is the cause of the wrong .grad it leaves,
+        # and the more useful thing to tell.
         calls = answer["calls"]
         if sorted(calls) != rules:
             repeated = sorted({i for i in calls if calls.count(i) > 1})
@@ -344,6 +341,11 @@ def graph_case(title, spec, priors):
             detail = (f"the rule of node {repeated[0]} ran {calls.count(repeated[0])} times" if repeated
                       else f"the rule of node {missing[0]} never ran")
             return f"{title}: backward must call each node's _backward exactly once; {detail}"
+        got = answer["grads"]
+        for name, g, w in zip(names, got, wanted):
+            problem = array_problem(g, w, f"{title}: the .grad of {name} after backward")
+            if problem:
+                return problem
         leaf_data = [d for d, entry in zip(answer["data_after"], spec) if entry[0] == "leaf"]
         return first_problem(*(unchanged(d, s, f"{title}: a leaf's data") for d, s in zip(leaf_data, sent)))
 

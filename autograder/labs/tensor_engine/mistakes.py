@@ -307,7 +307,7 @@ def cross_entropy(logits, y):
     # ------------------------------------------------------------------ 2
     Mistake("2", "backward seeds the root with a 0-d 1.0 whatever the root's shape", "root",
             variant(BACKWARD, "np.ones_like(root.data)", "np.array(1.0)")),
-    Mistake("2", "backward recurses into the parents at once, with no order and no memory", "after backward", """
+    Mistake("2", "backward recurses into the parents at once, with no order and no memory", "exactly once", """
 def backward(root):
     root.grad = np.ones_like(root.data)
 
