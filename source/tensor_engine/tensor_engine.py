@@ -392,10 +392,13 @@ for left, right in [((32, 10), (10,)), ((4, 1), (1, 6)), ((2, 3, 5), (3, 1))]:
 # * **`reduce_sum`.** `axis` is `None` (everything), an int (negative ones count from the end)
 #   or a tuple of ints. Without `keepdims` the summed axes are gone from $\bar g$: put them back
 #   with length 1 (`np.expand_dims` takes a tuple of axes) and then `np.broadcast_to` the input's
-#   shape. For `axis=None` without `keepdims`, $\bar g$ is 0-d and broadcasts as it is. Beware
-#   of square inputs: broadcasting a (3,) gradient back to (3, 3) along the wrong axis still
-#   gives a (3, 3) array, with the wrong numbers.
-# * Leave the parents' `.data` alone; the closures only read it.
+#   shape. A tuple may list its axes in any order, negative ones included: `(2, 0)` and
+#   `(-1, 0)` are as valid as `(0, 2)`. For `axis=None` without `keepdims`, $\bar g$ is 0-d and
+#   broadcasts as it is. Beware of square inputs: broadcasting a (3,) gradient back to (3, 3)
+#   along the wrong axis still gives a (3, 3) array, with the wrong numbers.
+# * Leave the parents' `.data` alone, and whatever else the forward pass saved: the closures only
+#   read it. A closure may run more than once (a second `backward` through the same graph, as
+#   with PyTorch's `retain_graph=True`), and each run must add the same amounts.
 #
 # The check builds each operation on small leaves whose `.grad` may already hold something, runs
 # the new node's `_backward` once after setting `out.grad` to a random array, and compares
@@ -564,13 +567,13 @@ check_node("multiply(a, a)", {"a": draw(3, 2)})
 check_node("a * 2.5", {"a": draw(4)})
 check_node("-1.5 * a", {"a": draw(2, 2)})
 for left, right in [((32, 10), (10,)), ((4, 1), (1, 6)), ((2, 3, 5), (3, 1)), ((3, 3), (3,)), ((3,), (3, 3)),
-                    ((3, 1), (3, 3)), ((), (2, 2))]:
+                    ((3, 1), (3, 3)), ((), (2, 2)), ((1, 1), (2, 3)), ((2, 1, 4), (1, 3, 1))]:
     check_node("multiply(a, b)", {"a": draw(*left), "b": draw(*right)})
 for left, right in [((2, 4), (4, 3)), ((3, 3), (3, 3)), ((1, 4), (4, 1)), ((4, 1), (1, 3))]:
     check_node("matmul(a, b)", {"a": draw(*left), "b": draw(*right)})
 check_node("matmul(a, a)", {"a": draw(3, 3)})
 check_node("a @ b", {"a": draw(2, 3), "b": draw(3, 2)}, stale=False)
-for shape, axes in [((3, 3), [None, 0, 1, -1, (0, 1)]), ((2, 3, 4), [None, 1, (0, 2), -1])]:
+for shape, axes in [((3, 3), [None, 0, 1, -1, (0, 1)]), ((2, 3, 4), [None, 1, (0, 2), -1, (2, 0), (-1, 0)])]:
     for axis in axes:
         for keepdims in (False, True):
             check_node(f"reduce_sum(a, {axis}, {keepdims})", {"a": draw(*shape)})
@@ -581,8 +584,8 @@ check_node("log(a)", {"a": np.array([[0.05, 1.0, 2.5], [7.0, 0.4, 30.0]])})
 check_node("log(a)", {"a": np.array(3.0)}, stale=False)
 check_node("relu(a)", {"a": np.array([[-1.5, 0.0, 2.0], [-0.0, 0.7, -0.2]])})
 check_node("relu(a)", {"a": np.array([3.0, -3.0, 0.0, 1e-9])}, stale=False, seed=5)
-print("Activity 1a passed: multiply (exercise 4's broadcasts included), matmul, reduce_sum on every kind "
-      "of axis, exp, log and relu, with .grad that already held something.")
+print("Activity 1a passed: multiply (exercise 4's broadcasts and several stretched axes included), matmul, "
+      "reduce_sum on every kind of axis, exp, log and relu, with .grad that already held something.")
 
 # %% [markdown]
 # ### Activity 1b · A fused, stable cross-entropy (2 points)
@@ -609,7 +612,8 @@ print("Activity 1a passed: multiply (exercise 4's broadcasts included), matmul, 
 # of shape (n,). Return a new Tensor of shape `()` whose only parent is `logits` (label
 # `"cross_entropy"`), and whose closure adds `out.grad * (P - Y) / n` to `logits.grad`. The check
 # compares the value and the gradient with PyTorch's `F.cross_entropy`, on logits as large as
-# ±1000 too.
+# ±1000 too, and runs the closure a second time, as a second `backward` would: it must add the
+# same gradient again, so compute $P - Y$ in an array of its own, not in one the forward pass saved.
 
 # %% tags=["stub"] activity="1b"
 def cross_entropy(logits, y):
@@ -659,6 +663,10 @@ def check_loss(logits, labels, *, upstream=1.0, stale=False):
         raise AssertionError(f"{what}: loss._backward() raised {type(error).__name__}: {error}") from None
     close(z.grad, earlier + grad.numpy(), f"{what}: logits.grad after loss._backward() with loss.grad = "
           f"{upstream}" + (" (logits.grad already held a gradient)" if stale else ""))
+    loss.grad = np.array(upstream)
+    loss._backward()
+    close(z.grad, earlier + 2 * grad.numpy(), f"{what}: logits.grad after a second loss._backward() (each run "
+          "adds the same gradient; leave the arrays the forward pass saved as they were)")
     close(z.data, logits, f"{what}: logits.data (the input must not change)")
 
 
@@ -700,8 +708,11 @@ print("Activity 1b passed: one node, stable at logits of ±1000, value and gradi
 # array, set it to $x + h$ and call `f`, set it to $x - h$ and call `f` again, put $x$ back, and
 # record the **central difference** $(f_+ - f_-)/2h$, whose error shrinks like $h^2$ (a one-sided
 # difference only like $h$). Change the arrays themselves, in place, since `f` reads them, and
-# leave them exactly as they were. Return a list with one array of estimates per input array,
-# of its shape.
+# leave them exactly as they were. They come as NumPy hands arrays out: a transposed view, a
+# Fortran-ordered array or the first columns of a wider one are arrays too, and for them
+# `array.reshape(-1)` and `array.ravel()` return copies, whose changes `f` never sees; index the
+# array itself (`np.ndindex` gives every index). Return a list with one array of estimates per
+# input array, of its shape.
 
 # %% tags=["stub"] activity="2"
 def backward(root):
@@ -783,6 +794,10 @@ close(w.grad, [13.0, 9.0], "w.grad after backward(sum(w * w)) when it held [10, 
 root = (Tensor([1.0, 2.0]) * 3.0).sum()
 backward(root)
 close(root.grad, 1.0, "root.grad after backward(root): the seed")
+root = Tensor(np.arange(6.0).reshape(2, 3)) * 3.0
+backward(root)
+close(root.grad, np.ones((2, 3)), "root.grad after backward(root) for a root of shape (2, 3): the seed is ones "
+      "of the root's shape")
 calls = []
 start = node = Tensor([1.0, -1.0])
 for step in range(12):  # twelve doublings: 4,096 paths through 13 nodes
@@ -811,8 +826,18 @@ cube = np.array([[1.0, -2.0], [0.5, 3.0]])
 (slopes,) = numerical_grad(lambda: float(np.sum(cube ** 3)), [cube], h=0.01)
 close(slopes, 3 * cube ** 2 + 0.01 ** 2, "numerical_grad of sum(x^3) with h = 0.01: a central difference gives "
       "exactly 3x^2 + h^2")
-print("Activity 2 passed: backward on fan-out, broadcasting, shared and stale nodes; numerical_grad "
-      "central, in place, restored.")
+wider = np.zeros((2, 4))
+wider[:, :3] = [[0.5, -1.0, 1.5], [0.2, 0.7, -0.4]]
+for layout, array in [("a transposed view", np.array(wider[:, :3].T, order="C").T),
+                      ("a Fortran-ordered array", np.asfortranarray(wider[:, :3])),
+                      ("the first 3 columns of a (2, 4) array", wider[:, :3])]:
+    sent = array.copy()
+    (slopes,) = numerical_grad(lambda array=array: float(np.sum(array ** 3)), [array])
+    close(slopes, 3 * sent ** 2, f"numerical_grad of sum(x^3) for {layout} (change the entries of the array itself: "
+          "reshape(-1) and ravel() copy such an array)", tol=1e-7, rtol=0.0)
+    close(array, sent, f"{layout} after numerical_grad (put every entry back exactly)", tol=1e-12)
+print("Activity 2 passed: backward on fan-out, broadcasting, shared and stale nodes and a matrix root; "
+      "numerical_grad central, in place on arrays of every layout, restored.")
 
 # %% [markdown]
 # ## 5 · The engine, checked
@@ -899,6 +924,14 @@ close(z_fused.grad, z_composed.grad, "the fused gradient against the composed on
 # 3. `loss.backward()`;
 # 4. `sgd_step(params, lr)`: `data -= lr * grad` for every parameter, in place. Leave `.grad` as
 #    it is, as `optimizer.step()` does.
+#
+# **In place**, here, means that `sgd_step` changes the entries of the very array each
+# parameter's `.data` is, and never binds `.data` to a new array: whoever else holds that array
+# (an optimiser's list, a caller, the arrays handed to `numerical_grad`) sees the step, as
+# PyTorch's optimisers update the tensors you gave them. `p.data = p.data - lr * p.grad` makes
+# a new array and leaves them all with the old values; `p.data[:] -= ...` fails on a 0-d
+# parameter, which has no axis to slice. `zero_grad`, on the other hand, must leave zeros
+# whatever `.grad` held before, inf and NaN included ($0 \cdot \infty$ is NaN).
 #
 # ### Activity 3 · `zero_grad`, `sgd_step` and `train_epoch` (3 points)
 #
@@ -1002,23 +1035,42 @@ def check_epoch(sizes, n, batch_size, lr, seed):
         close(p.data, want, f"{what}: parameter {number} after the epoch")
 
 
-stale = [Tensor(np.ones((2, 3))), Tensor(np.ones(3))]
+def attempt(what, function, *args, **kwargs):
+    """function(*args, **kwargs); an error it raises becomes a message that names `what`."""
+    try:
+        return function(*args, **kwargs)
+    except NotImplementedError:
+        raise  # an activity still to do
+    except Exception as error:
+        raise AssertionError(f"{what} raised {type(error).__name__}: {error}") from None
+
+
+stale = [Tensor(np.ones((2, 3))), Tensor(np.ones(3)), Tensor(np.ones(()))]
 for p in stale:
     p.grad = np.full(p.shape, 7.0)
-zero_grad(stale)
+stale[1].grad[:2] = np.inf, np.nan  # what a diverging step leaves behind
+attempt("zero_grad on parameters of shapes (2, 3), (3,) and () (a 0-d array has no axis to slice)", zero_grad, stale)
 for number, p in enumerate(stale):
     close(p.grad, np.zeros(p.shape), f"parameter {number}'s .grad after zero_grad")
     close(p.data, np.ones(p.shape), f"parameter {number}'s .data after zero_grad (it must not change)")
-moving = [Tensor([[1.0, 2.0], [3.0, 4.0]]), Tensor([0.5, -0.5])]
+moving = [Tensor([[1.0, 2.0], [3.0, 4.0]]), Tensor([0.5, -0.5]), Tensor(2.0)]
 moving[0].grad, moving[1].grad = np.array([[1.0, -1.0], [0.5, 0.0]]), np.array([2.0, 4.0])
-sgd_step(moving, 0.1)
+moving[2].grad = np.array(-3.0)
+held = [p.data for p in moving]  # as an optimiser or a caller holds them
+attempt("sgd_step on parameters of shapes (2, 2), (2,) and () (a 0-d array has no axis to slice)", sgd_step, moving,
+        0.1)
 close(moving[0].data, [[0.9, 2.1], [2.95, 4.0]], "W after sgd_step(lr 0.1): data - lr * grad")
 close(moving[1].data, [0.3, -0.9], "b after sgd_step(lr 0.1): data - lr * grad")
+close(moving[2].data, 2.3, "a 0-d parameter after sgd_step(lr 0.1): data - lr * grad")
+for name, array, want in zip(["W", "b", "the 0-d parameter"], held, [[[0.9, 2.1], [2.95, 4.0]], [0.3, -0.9], 2.3]):
+    close(array, want, f"the array {name}.data was before sgd_step (update it in place, so that whoever holds it "
+          "sees the step)")
 close(moving[1].grad, [2.0, 4.0], "b.grad after sgd_step (a step leaves the gradients alone)")
 check_epoch([3, 2], 10, 4, 0.5, seed=1)  # batches of 4, 4 and 2
 check_epoch([3, 5, 3], 9, 3, 0.2, seed=2)
 check_epoch([2, 4, 3], 5, 8, 1.0, seed=3)  # a single batch, smaller than batch_size
-print("Activity 3 passed: zero_grad, sgd_step, and epochs that agree with PyTorch update by update.")
+print("Activity 3 passed: zero_grad (inf and NaN included), sgd_step in place (0-d parameters included), and "
+      "epochs that agree with PyTorch update by update.")
 
 # %% [markdown]
 # ## 7 · Activities 4 and 5: a network, pinned against two oracles
@@ -1070,17 +1122,20 @@ def spiral(points_per_class, rng):
 #   `[W1, b1, W2, b2, ...]` of new Tensors. Draw in exactly this order: the digits run below
 #   relies on it.
 # * `mlp_forward(params, X)`: start from `as_tensor(X)`, apply `h @ W + b` layer by layer, with
-#   `relu` after every layer but the last, and return the logits Tensor.
+#   `relu` after every layer but the last, and return the logits Tensor. `X` may be an array or
+#   a Tensor (the output of another network, say); a Tensor stays in the graph and gets its
+#   gradient too.
 # * `gradient_check(model, X, y, h=1e-6)`: the first oracle. Clear the model's gradients, run
 #   `cross_entropy(model(X), y).backward()`, keep a copy of every parameter's `.grad`, then
 #   estimate the same gradients with your `numerical_grad` on the parameters' `.data` arrays.
 #   Return the worst, over every entry of every parameter, of
 #   $|\hat g - g| / \max(1, |g|)$ as a float. (Relative where gradients are large, absolute
-#   where they are tiny.)
+#   where they are tiny.) Difference with the step `h` you are given.
 #
 # The checker may not change the parameters. A checker is only worth something if it fails on
 # a wrong engine, so the check also hands it models with a wrong gradient on one parameter
-# (built by `Tampered` below), and models whose `.grad` still holds an earlier gradient.
+# (built by `Tampered` below), some with gradients well above 1, and models whose `.grad` still
+# holds an earlier gradient.
 
 # %% tags=["stub"] activity="4"
 def init_mlp(sizes, rng):
@@ -1165,15 +1220,37 @@ class Tampered:
 
 
 # %% tags=["check"] activity="4" points=2
+def torch_loss(leaves, X, y, relu=True):
+    """The loss of the standard network (without its hidden ReLUs unless relu) in PyTorch."""
+    act = X
+    for k in range(0, len(leaves), 2):
+        act = act @ leaves[k] + leaves[k + 1]
+        act = torch.relu(act) if relu and k + 2 < len(leaves) else act
+    return F.cross_entropy(act, torch.tensor(y))
+
+
 def true_gradients(model, X, y):
     """PyTorch's loss and gradients for the standard network with model's weights."""
     leaves = [t64(p.data) for p in model.params]
-    act = t64(X, grad=False)
-    for k in range(0, len(leaves), 2):
-        act = act @ leaves[k] + leaves[k + 1]
-        act = torch.relu(act) if k + 2 < len(leaves) else act
-    loss = F.cross_entropy(act, torch.tensor(y))
+    loss = torch_loss(leaves, t64(X, grad=False), y)
     return loss.item(), [g.numpy() for g in torch.autograd.grad(loss, leaves)]
+
+
+def torch_central(model, X, y, h):
+    """PyTorch's central differences of the loss with step h, for every entry of every parameter."""
+    leaves, inputs = [t64(p.data, grad=False) for p in model.params], t64(X, grad=False)
+    per_leaf = []
+    for leaf in leaves:
+        slope = np.zeros(tuple(leaf.shape))
+        for index in np.ndindex(*slope.shape):
+            kept = leaf[index].item()
+            leaf[index] = kept + h
+            above = torch_loss(leaves, inputs, y).item()
+            leaf[index] = kept - h
+            slope[index] = (above - torch_loss(leaves, inputs, y).item()) / (2 * h)
+            leaf[index] = kept
+        per_leaf.append(slope)
+    return per_leaf
 
 
 def copies(params):
@@ -1214,13 +1291,25 @@ for number, (p, k) in enumerate(zip(model.params, kept)):
 worst = gradient_check(model, X4, y4, h=1e-4)  # central: error ~ h^2; one-sided: ~ h
 assert worst < 1e-7, (f"gradient_check with h = 1e-4 on a correct model returned {worst:.3g}; central differences "
                       "stay below 1e-7 there (one-sided ones do not)")
-for k, s in [(5, 1.5), (0, 0.5)]:
+for k, s, scale in [(5, 1.5, 1.0), (0, 0.5, 1.0), (2, 0.5, 40.0)]:
     fault = Tampered(copies(model.params), scale={k: s})
-    _, true = true_gradients(fault, X4, y4)
+    _, true = true_gradients(fault, X4 * scale, y4)
     want = max(float(np.max(np.abs(g - s * g) / np.maximum(1.0, np.abs(s * g)))) if j == k else 0.0
                for j, g in enumerate(true))
-    close(gradient_check(fault, X4, y4), want, f"gradient_check on a model whose gradient for params[{k}] is "
-          f"multiplied by {s} (the worst error over every parameter)", tol=1e-6)
+    inputs = "" if scale == 1.0 else f", on inputs {scale:g} times as large (gradients above 1: divide by max(1, |g|))"
+    close(gradient_check(fault, X4 * scale, y4), want, f"gradient_check on a model whose gradient for params[{k}] is "
+          f"multiplied by {s}{inputs} (the worst error over every parameter)", tol=1e-6)
+coarse = max(float(np.max(np.abs(c - g) / np.maximum(1.0, np.abs(g))))
+             for c, g in zip(torch_central(model, X4, y4, 0.1), expected_grads))
+close(gradient_check(model, X4, y4, h=0.1), coarse, "gradient_check(model, X, y, h=0.1) on a correct model: central "
+      "differences with that step miss the gradient by this much (difference with the h you are given)", tol=1e-6)
+leaf4 = Tensor(X4)
+logits4 = attempt("mlp_forward(params, X) with X a Tensor (start from as_tensor(X))", mlp_forward, model.params, leaf4)
+cross_entropy(logits4, y4).backward()
+twin4 = t64(X4)
+(input_grad,) = torch.autograd.grad(torch_loss([t64(p.data, grad=False) for p in model.params], twin4, y4), twin4)
+close(leaf4.grad, input_grad.numpy(), "X.grad after cross_entropy(mlp_forward(params, X), y).backward() with X a "
+      "Tensor (as_tensor keeps it in the graph)")
 
 print("Activity 4 passed: init_mlp and mlp_forward; gradient_check near zero on a correct model and exact "
       "about the faults.")
@@ -1267,20 +1356,27 @@ def torch_witness(model, X, y):
 model = MLP([2, 5, 4, 3], np.random.default_rng(13))
 for p in model.params[1::2]:
     p.data += 0.1  # the network of Activity 4's check
-expected_loss, expected_grads = true_gradients(model, X4, y4)
+_, expected_grads = true_gradients(model, X4, y4)
 for p in model.params:
     p.grad = np.full(p.shape, -2.0)
 gaps = torch_witness(model, X4, y4)
 assert isinstance(gaps, tuple) and len(gaps) == 2, "torch_witness must return the pair (loss_gap, grad_gap)"
 assert max(gaps) < 1e-12, f"torch_witness on a correct model with stale .grad returned {gaps}, expected ~1e-16"
-no_relu = Tampered(copies(model.params), no_relu=True)
-plain_loss = float(cross_entropy(no_relu(X4), y4).data)
-loss_gap, _ = torch_witness(no_relu, X4, y4)
-close(loss_gap, abs(plain_loss - expected_loss), "torch_witness's loss gap for a model without ReLUs", tol=1e-9)
-fault = Tampered(copies(model.params), scale={5: 2.0})
-_, grad_gap = torch_witness(fault, X4, y4)
-close(grad_gap, np.max(np.abs(expected_grads[5])), "torch_witness's grad gap when the gradient of params[5] is "
-      "doubled (it must compare every parameter)", tol=1e-9)
+rng5 = np.random.default_rng(12)
+lower = []  # weights for which the network without ReLUs has the lower loss
+for fan_in, fan_out in [(2, 5), (5, 4), (4, 3)]:
+    lower += [rng5.normal(0.0, np.sqrt(2.0 / fan_in), size=(fan_in, fan_out)), np.full(fan_out, 0.1)]
+for arrays, side in [([p.data for p in model.params], "above"), (lower, "below")]:
+    leaves = [t64(a, grad=False) for a in arrays]
+    plain_loss, relu_loss = (torch_loss(leaves, t64(X4, grad=False), y4, relu).item() for relu in (False, True))
+    loss_gap, _ = torch_witness(Tampered([Tensor(a) for a in arrays], no_relu=True), X4, y4)
+    close(loss_gap, abs(plain_loss - relu_loss), f"torch_witness's loss gap for a model without ReLUs, whose loss "
+          f"is {side} PyTorch's (the gap is an absolute difference)", tol=1e-9)
+for k, s in [(5, 2.0), (2, 0.5)]:
+    fault = Tampered(copies(model.params), scale={k: s})
+    _, grad_gap = torch_witness(fault, X4, y4)
+    close(grad_gap, abs(s - 1) * np.max(np.abs(expected_grads[k])), f"torch_witness's grad gap when the gradient of "
+          f"params[{k}] is multiplied by {s} (it must compare every parameter)", tol=1e-9)
 print("Activity 5 passed: torch_witness near zero on a correct model and exact about the faults.")
 
 # %% [markdown]
@@ -1562,9 +1658,14 @@ print("gradient of sum(relu(x)) at x = [1, -2, 3]:", silent.grad.tolist(), " (co
 # Write `adam_step(params, state, lr, betas=(0.9, 0.999), eps=1e-8)`: one update of every Tensor
 # in `params`, in place. `state` is a dictionary that is empty before the first step; fill it
 # then (a step counter and one zero array of each kind per parameter) and update it on every
-# call. Leave `.grad` alone. The class `Adam` below wraps it with PyTorch's interface. The check
-# runs it beside `torch.optim.Adam` on the same float64 parameters, step by step, with the
-# default hyper-parameters and with others.
+# call. Leave `.grad` alone. The class `Adam` below wraps it with PyTorch's interface.
+#
+# Everything Adam remembers lives in `state`, nothing on the Tensors. A new, empty `state` on
+# parameters that were trained before starts again from zero moments and step 1, as a new
+# `torch.optim.Adam` does; two states over the same parameters (two `Adam` objects) each keep
+# moments and a step count of their own. The check runs `adam_step` beside `torch.optim.Adam`
+# on the same float64 parameters, step by step, with the default hyper-parameters and with
+# others, and then restarts it with a new state, and lets two states take turns.
 
 # %%
 class Adam:
@@ -1601,31 +1702,38 @@ def adam_step(params, state, lr, betas=(0.9, 0.999), eps=1e-8):
 
 
 # %% tags=["check"] activity="A" points=2
-def check_adam(shapes, steps, lr, betas, eps, seed, grad_scale=1.0):
+def check_adam(shapes, steps, lr, betas, eps, seed, grad_scale=1.0, states=None):
+    """adam_step beside torch.optim.Adam; `states` names the state dict of every step (a new number:
+    a new, empty dict, and a new torch.optim.Adam over the same parameters)."""
     rng = np.random.default_rng(seed)
     params = [Tensor(rng.normal(size=shape)) for shape in shapes]
     twins = [t64(p.data) for p in params]
-    theirs = torch.optim.Adam(twins, lr=lr, betas=betas, eps=eps)
-    state = {}
+    mine, theirs = {}, {}
     what = f"adam_step with lr {lr}, betas {betas}, eps {eps}"
-    for step in range(1, steps + 1):
+    if states is not None:
+        what += f", the state dicts of steps 1 to {steps} numbered {states} (a new number: a new, empty dict)"
+    for step, which in enumerate(states or [0] * steps, start=1):
         for p, twin in zip(params, twins):
             p.grad = grad_scale * rng.normal(size=p.shape)
             twin.grad = torch.tensor(p.grad.copy())
         sent = [p.grad.copy() for p in params]
-        adam_step(params, state, lr, betas, eps)
-        theirs.step()
+        if which not in theirs:
+            theirs[which] = torch.optim.Adam(twins, lr=lr, betas=betas, eps=eps)
+        adam_step(params, mine.setdefault(which, {}), lr, betas, eps)
+        theirs[which].step()
         for number, (p, twin, g) in enumerate(zip(params, twins, sent)):
             close(p.data, twin.detach().numpy(), f"{what}: parameter {number} after step {step} "
-                  "(torch.optim.Adam on the same gradients)")
+                  "(torch.optim.Adam on the same gradients; every state dict keeps its own moments and step count)")
             close(p.grad, g, f"{what}: parameter {number}'s .grad after step {step} (a step leaves it alone)")
 
 
 check_adam([(3, 2), (2,)], 4, 0.05, (0.9, 0.999), 1e-8, seed=0)
 check_adam([(2, 2)], 3, 0.3, (0.5, 0.8), 0.1, seed=1, grad_scale=0.01)  # eps of the size of sqrt(v)
 check_adam([(4,)], 6, 0.01, (0.0, 0.99), 1e-8, seed=2)  # beta1 = 0: no momentum
+check_adam([(2, 3)], 5, 0.05, (0.8, 0.9), 1e-8, seed=3, states=[0, 0, 0, 1, 1])  # a restart on trained Tensors
+check_adam([(3,), (2, 2)], 5, 0.05, (0.8, 0.9), 1e-8, seed=4, states=[0, 1, 1, 0, 1])  # two optimisers
 print("Activity A passed: adam_step agrees with torch.optim.Adam step by step, at default and other "
-      "betas and eps.")
+      "betas and eps, restarted with a new state and with two states over the same parameters.")
 
 # %% [markdown]
 # **SGD against Adam on the spiral.** The cell trains the network of Section 9 again, from the same
@@ -1683,8 +1791,12 @@ plt.show()
 # Write `no_grad()`, a context manager (a generator decorated with `contextmanager`, imported
 # below) so that inside `with no_grad():` the flag is `False`, and afterwards it is back to the
 # value it had before, whether the block ended normally or with an exception (which must still
-# reach the caller). It can be nested: leaving an inner `no_grad` must not switch recording on
-# inside an outer one. The check looks at structure, not at the clock.
+# reach the caller). Every exception counts, those that are not an `Exception` too: the
+# `KeyboardInterrupt` of Jupyter's stop button, and the `GeneratorExit` raised inside the block
+# when a generator paused in it is closed. It can be nested: leaving an inner `no_grad`, normally
+# or by an exception the outer block catches, must not switch recording on inside an outer one.
+# The check looks at structure, not at the clock; whatever your `no_grad` does, the check puts
+# `grad_enabled` back to `True` before it reports, so the cells after it are not affected.
 
 # %%
 import time  # imported where they are first needed
@@ -1715,38 +1827,62 @@ def recorded(expression):
     """Whether a node made now records its parents, whether backward from it reaches the leaves, and its value."""
     a, b = Tensor([[1.0, -2.0]]), Tensor([[0.5], [-3.0]])
     out = eval(expression, globals(), {"a": a, "b": b})
-    backward(out)
+    try:
+        backward(out)
+    except NotImplementedError:
+        raise
+    except Exception as error:
+        raise AssertionError(f"backward from {expression}, a root of shape {out.shape}, raised {type(error).__name__}: "
+                             f"{error} (this check runs your backward of Activity 2 on roots that are not scalars: "
+                             "seed the root with ones of its shape)") from None
     return bool(out._prev), bool(a.grad.any() or b.grad.any()), out.data
 
 
-expressions = ["a + a", "a @ b", "(a @ b).relu() * 2.0", "(a * a).sum()", "a.T.exp().log()"]
-for expression in expressions:
-    recording, sends, value = recorded(expression)
-    assert recording and sends, f"{expression} outside no_grad must record its parents (did no_grad leave " \
-        "grad_enabled False?)"
-    with no_grad():
-        assert grad_enabled is False, "inside `with no_grad():` grad_enabled must be False"
-        recording, sends, quiet_value = recorded(expression)
-    assert not recording, f"{expression} inside no_grad: the result's _prev must be empty"
-    assert not sends, f"{expression} inside no_grad: backward from the result must add nothing to the leaves"
-    close(quiet_value, value, f"{expression} inside no_grad: the value (it must equal the recorded one)")
-with no_grad():
-    with no_grad():
-        pass
-    assert not recorded("a + a")[0], "nested no_grad: after the inner block ends, recording must stay off " \
-        "until the outer one ends (restore the value you found, not True)"
-assert recorded("a + a")[0] and grad_enabled is True, "after nested no_grad blocks recording must be on again"
 try:
+    expressions = ["a + a", "a @ b", "(a @ b).relu() * 2.0", "(a * a).sum()", "a.T.exp().log()"]
+    for expression in expressions:
+        recording, sends, value = recorded(expression)
+        assert recording and sends, f"{expression} outside no_grad must record its parents (did no_grad leave " \
+            "grad_enabled False?)"
+        with no_grad():
+            assert grad_enabled is False, "inside `with no_grad():` grad_enabled must be False"
+            recording, sends, quiet_value = recorded(expression)
+        assert not recording, f"{expression} inside no_grad: the result's _prev must be empty"
+        assert not sends, f"{expression} inside no_grad: backward from the result must add nothing to the leaves"
+        close(quiet_value, value, f"{expression} inside no_grad: the value (it must equal the recorded one)")
     with no_grad():
-        raise KeyError("raised inside no_grad")
-except KeyError:
-    pass
-else:
-    raise AssertionError("an exception raised inside `with no_grad():` must propagate to the caller")
-assert grad_enabled is True and recorded("a + a")[0], \
-    "after an exception inside no_grad, recording must be on again (restore the flag in a finally clause)"
-print("Activity B passed: no_grad records nothing, keeps values, nests, and restores the flag after an "
-      "exception.")
+        with no_grad():
+            pass
+        assert not recorded("a + a")[0], "nested no_grad: after the inner block ends, recording must stay off " \
+            "until the outer one ends (restore the value you found, not True)"
+    assert recorded("a + a")[0] and grad_enabled is True, "after nested no_grad blocks recording must be on again"
+    with no_grad():
+        try:
+            with no_grad():
+                raise KeyError("raised inside the inner no_grad")
+        except KeyError:
+            pass
+        assert not recorded("a + a")[0], "an exception left an inner no_grad and the outer block caught it: " \
+            "recording must stay off until the outer block ends (restore the value you found, however the block ends)"
+    # KeyboardInterrupt: Jupyter's stop button; GeneratorExit: what closing a generator paused inside the block
+    # raises there. Neither is an Exception.
+    for interruption in (KeyError("raised inside no_grad"), KeyboardInterrupt(), GeneratorExit()):
+        try:
+            with no_grad():
+                raise interruption
+        except type(interruption):
+            pass
+        else:
+            raise AssertionError(f"a {type(interruption).__name__} raised inside `with no_grad():` must propagate to "
+                                 "the caller")
+        assert grad_enabled is True and recorded("a + a")[0], \
+            f"after a {type(interruption).__name__} inside no_grad, recording must be on again (restore the flag in " \
+            "a finally clause, which runs whatever was raised, not only an Exception)"
+except BaseException:
+    grad_enabled = True  # whatever no_grad did, the cells after this check record again
+    raise
+print("Activity B passed: no_grad records nothing, keeps values, nests, and restores the flag however its block "
+      "ends (an exception, a KeyboardInterrupt, a closed generator).")
 
 # %% [markdown]
 # **What it saves.** The spiral network of Section 9 evaluated on the 58,081 points of its
@@ -1821,7 +1957,9 @@ print(f"the forward pass under no_grad took {quiet_seconds * 1e3:.0f} ms against
 # Write the four rules, then
 #
 # * `jvp(f, x, u)`: evaluate `f` once on `Dual(x, u)` and return the pair `(value, tangent)` of
-#   its result, as NumPy arrays (a result that does not depend on the input has tangent zero);
+#   its result, as NumPy arrays. A result that does not depend on the input has tangent zero, of
+#   the result's shape, and that includes a function that ignores its input and returns a plain
+#   array or number rather than a `Dual`;
 # * `jacobian_fwd(f, x)`: the Jacobian of `f` at `x` from one JVP per input entry (the basis
 #   directions $e_j$, each of `x`'s shape), as an array of shape `f(x).shape + x.shape`, like
 #   `torch.func.jacfwd`.
@@ -1952,11 +2090,18 @@ def check_forward(expression, x, constants, u):
     def f_torch(x):
         return eval(expression, {}, {"x": x, **{k: torch.tensor(v) for k, v in constants.items()}})
 
-    value, tangent = jvp(f, x, u)
+    try:
+        value, tangent = jvp(f, x, u)
+        jacobian = jacobian_fwd(f, x)
+    except NotImplementedError:
+        raise
+    except Exception as error:
+        raise AssertionError(f"jvp or jacobian_fwd of {what} raised {type(error).__name__}: {error} (f may return a "
+                             "plain array or number instead of a Dual)") from None
     want_value, want_tangent = torch.func.jvp(f_torch, (torch.tensor(x),), (torch.tensor(u),))
     close(value, want_value.numpy(), f"jvp: the value of {what}")
     close(tangent, want_tangent.numpy(), f"jvp: the tangent of {what} along u (torch.func.jvp)")
-    close(jacobian_fwd(f, x), torch.func.jacfwd(f_torch)(torch.tensor(x)).numpy(),
+    close(jacobian, torch.func.jacfwd(f_torch)(torch.tensor(x)).numpy(),
           f"jacobian_fwd of {what} (torch.func.jacfwd; shape f(x).shape + x.shape)")
 
 
@@ -1969,6 +2114,7 @@ check_forward("W @ x.log()", gen_c.uniform(0.5, 2.0, size=(3, 2)), {"W": gen_c.n
 check_forward("(x * V + 1.0).tanh().mean()", gen_c.normal(size=4), {"V": gen_c.normal(size=4)},
               gen_c.normal(size=4))
 check_forward("(x * 0.0 + C).sum()", gen_c.normal(size=2), {"C": gen_c.normal(size=2)}, gen_c.normal(size=2))
+check_forward("C", gen_c.normal(size=2), {"C": gen_c.normal(size=(3, 2))}, gen_c.normal(size=2))  # f ignores x
 print("Activity C passed: the dual rules, jvp and jacobian_fwd agree with torch.func.jvp and "
       "torch.func.jacfwd.")
 
@@ -2197,6 +2343,10 @@ check_second_order("(x @ W + c).tanh().sum() + (x * x).sum()", gen_d.normal(size
                    {"W": gen_d.normal(size=(4, 3)), "c": gen_d.normal(size=3)}, gen_d.normal(size=(1, 4)))
 check_second_order("(x.T @ x).exp().sum() * 0.1 + (x * x).mean()", gen_d.normal(size=(1, 2)) * 0.3, {},
                    gen_d.normal(size=(1, 2)))
+# x's row sums broadcast over x: the sum's incoming gradient, and the contribution summed back to the
+# broadcast operand, both depend on x, so their rules are differentiated again
+check_second_order("(x * x.sum(axis=1, keepdims=True)).tanh().sum() + (x * x).sum() * 2.0",
+                   gen_d.normal(size=(2, 2)) * 0.5, {}, gen_d.normal(size=(2, 2)))
 print("Activity D passed: grad, hvp and newton_step agree with torch.autograd.grad, "
       "torch.autograd.functional.hvp and torch.linalg.solve on the Hessian.")
 
@@ -2253,7 +2403,8 @@ for step in range(1, 5):
 # each, the strided slice `x_pad[:, :, u:u + s*OH:s, v:v + s*OW:s]` of shape (N, C, OH, OW) meets
 # `w[:, :, u, v]` of shape (F, C) (`np.einsum` or `np.tensordot`), and the backward pass adds
 # into the same slices of a padded gradient, whose border you then drop. Loops over every output
-# pixel are right too, and slow.
+# pixel are right too, and slow. As with every rule, a second `backward` through the same graph
+# runs the closure again, and the check runs it twice.
 
 # %% tags=["stub"] activity="E"
 def conv2d(x, w, b, stride=1, padding=0):
@@ -2310,6 +2461,11 @@ def check_conv(shape_x, shape_w, stride, padding, seed):
         close(leaf.grad, prior + g.numpy(), f"{what}: {name}.grad after out._backward() (it held an earlier "
               "gradient; random out.grad)")
         close(leaf.data, sent, f"{what}: {name}.data (the inputs must not change)")
+    out.grad = upstream.copy()
+    out._backward()
+    for name, leaf, prior, g in zip("xwb", leaves, earlier, grads):
+        close(leaf.grad, prior + 2 * g.numpy(), f"{what}: {name}.grad after a second out._backward() (each run adds "
+              "the same gradient: allocate the gradient buffers inside the closure)")
 
 
 check_conv((1, 1, 4, 4), (1, 1, 3, 3), 1, 0, seed=50)
@@ -2386,9 +2542,10 @@ print(f"CNN test accuracy: {cnn_test_accuracy:.3f} (the MLP of Section 8: {digit
 # * one line per node of the graph, each node once however many paths reach it:
 #   `n<id> [label="<op> <shape>"];`, where `<id>` is `id(node)` (unique while the graph lives),
 #   `<op>` the node's `_op`, or `leaf` when it is empty, and `<shape>` its shape as Python prints
-#   it, e.g. `n140 [label="@ (5, 8)"];`;
-# * one line per entry of every node's `_prev`: `n<parent id> -> n<node id>;`. An entry that
-#   appears twice (`x * x`) gets two edges.
+#   it, e.g. `n140 [label="@ (5, 8)"];`. A result made under `no_grad` has no parents but keeps
+#   its `_op`, and is labelled with it;
+# * one line per entry of every node's `_prev`, however many there are (conv2d's node has three):
+#   `n<parent id> -> n<node id>;`. An entry that appears twice (`x * x`) gets two edges.
 #
 # The cell after the check renders the graph of a two-layer MLP's loss with the `graphviz`
 # package, where the `dot` program is installed.
@@ -2443,6 +2600,12 @@ check_dot(x_dot, "a single leaf")
 check_dot((x_dot * x_dot).sum(), "sum(x * x), where x is both parents")
 shared = x_dot.relu()
 check_dot((shared + shared.exp()) @ Tensor([[1.0], [2.0]]), "a node reached by two paths")
+unrecorded = Tensor(x_dot.data.T @ x_dot.data, (), "@")  # what `x_dot.T @ x_dot` gives under no_grad
+check_dot((unrecorded * Tensor(np.ones((2, 2)))).relu() + unrecorded,
+          "a result made under no_grad (an operation without parents) used by recorded ones")
+convolved = Tensor(np.zeros((1, 3, 3, 3)), (Tensor(np.ones((1, 2, 5, 5))), Tensor(np.ones((3, 2, 3, 3))),
+                                            Tensor(np.ones(3))), "conv2d")
+check_dot(convolved.relu().sum(), "a node with three parents, as conv2d's x, w and b")
 tape_rng = np.random.default_rng(61)
 check_dot(cross_entropy(MLP([3, 5, 2], tape_rng)(tape_rng.normal(size=(4, 3))), np.array([0, 1, 1, 0])),
           "the loss of an MLP([3, 5, 2])")

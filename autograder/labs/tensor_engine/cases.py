@@ -106,9 +106,11 @@ def node_case(title, expression, leaves, stale, rng):
 PRIORS = {"fresh .grad": False, "stale .grad": True}
 # multiply: operands of one shape, the three broadcasts of the exercise in Section 2, a vector
 # broadcast over a square matrix from either side (summing the wrong axis then keeps the shape),
-# a 0-d tensor, one tensor used twice, and a plain number on either side (a constant leaf). The
-# square case comes first among the broadcasts, so that a wrong reduction is reported by its
-# values. Crossed with the priors: 10 x 2 = 20 cases.
+# a 0-d tensor, operands stretched along several size-1 axes at once ((1, 1) over a matrix; (2, 1, 4)
+# against (1, 3, 1), each stretched, one on two axes: a rule that finds and sums a single stretched
+# axis passes every other pair), one tensor used twice, and a plain number on either side (a
+# constant leaf). The square case comes first among the broadcasts, so that a wrong reduction is
+# reported by its values. Crossed with the priors: 12 x 2 = 24 cases.
 MULTIPLY_OPERANDS = {
     "two tensors of one shape": ("multiply(a, b)", (2, 3), (2, 3)),
     "a vector broadcast over the rows of a square matrix": ("multiply(a, b)", (3, 3), (3,)),
@@ -117,23 +119,30 @@ MULTIPLY_OPERANDS = {
     "a column and a row broadcast against each other (exercise b)": ("multiply(a, b)", (4, 1), (1, 6)),
     "a leading axis added and an axis stretched (exercise c)": ("multiply(a, b)", (2, 3, 5), (3, 1)),
     "a 0-d tensor broadcast over a matrix": ("multiply(a, b)", (), (2, 4)),
+    "a (1, 1) matrix stretched along both axes": ("multiply(a, b)", (1, 1), (2, 3)),
+    "(2, 1, 4) against (1, 3, 1), several axes stretched": ("multiply(a, b)", (2, 1, 4), (1, 3, 1)),
     "one tensor used twice": ("multiply(a, a)", (3, 2), None),
     "a number on the right": ("a * -0.75", (2, 3), None),
     "a number on the left": ("1.25 * a", (4,), None),
 }
 # matmul: square, non-square, a row times a column (a 1 x 1 result), a column times a row (an
 # outer product), and one square tensor used as both operands. Crossed with the priors:
-# 5 x 2 = 10 cases.
+# 5 x 2 = 10 cases. (matmul is 2-D only and does not broadcast, so the stretched axes of
+# multiply's operands do not apply to it.)
 MATMUL_OPERANDS = {"square matrices": ((3, 3), (3, 3)), "non-square matrices": ((2, 5), (5, 3)),
                    "a row times a column": ((1, 4), (4, 1)), "a column times a row": ((3, 1), (1, 4)),
                    "one square tensor used twice": ((3, 3), None)}
 # reduce_sum: a square matrix (a gradient put back along the wrong axis keeps its shape) and a
 # 3-d array, each summed over everything, over the first axis, over a middle or last axis by a
-# positive index, over the last axis by -1, and over a tuple of axes, with and without keepdims;
-# leaves hold stale gradients throughout. Crossed in full: 2 x 5 x 2 = 20 cases.
-SUM_INPUTS = {"a square matrix (3, 3)": ((3, 3), 1, (0, 1)), "a 3-d array (2, 3, 4)": ((2, 3, 4), 1, (0, 2))}
+# positive index, over the last axis by -1, over a tuple of axes in ascending order, in
+# descending order (axes put back one at a time in the order given go astray) and with a
+# negative axis inside (one turned positive only when it comes alone stays unmatched), with and
+# without keepdims; leaves hold stale gradients throughout. Crossed in full: 2 x 7 x 2 = 28 cases.
+SUM_INPUTS = {"a square matrix (3, 3)": ((3, 3), 1, {"tuple": (0, 1), "descending": (1, 0), "negative": (-1, 0)}),
+              "a 3-d array (2, 3, 4)": ((2, 3, 4), 1, {"tuple": (0, 2), "descending": (2, 0), "negative": (-1, 0)})}
 SUM_AXES = {"everything": "none", "the first axis": "first", "axis 1": "middle", "axis -1": "last",
-            "a tuple of axes": "tuple"}
+            "a tuple of axes": "tuple", "a tuple in descending order": "descending",
+            "a tuple holding a negative axis": "negative"}
 KEEPDIMS = {"keepdims=False": False, "keepdims=True": True}
 # exp, log and relu: each at the inputs where a wrong rule shows (exp: negative, around zero,
 # large; log: near 0, around 1, large; relu: mixed signs with entries at exactly +0.0 and -0.0,
@@ -159,9 +168,9 @@ def cases_1a(rng):
         leaves = {"a": rng.normal(size=left)} if right is None else {"a": rng.normal(size=left),
                                                                      "b": rng.normal(size=right)}
         cases.append(node_case(f"matmul on {name}, {prior_name}", expression, leaves, stale, rng))
-    for (input_name, (shape, middle, pair)), (axis_name, axis_kind), (keep_name, keep) in \
+    for (input_name, (shape, middle, tuples)), (axis_name, axis_kind), (keep_name, keep) in \
             product(SUM_INPUTS.items(), SUM_AXES.items(), KEEPDIMS.items()):
-        axis = {"none": None, "first": 0, "middle": middle, "last": -1, "tuple": pair}[axis_kind]
+        axis = {"none": None, "first": 0, "middle": middle, "last": -1, **tuples}[axis_kind]
         cases.append(node_case(f"reduce_sum of {input_name} over {axis_name}, {keep_name}",
                                f"reduce_sum(a, {axis}, {keep})", {"a": rng.normal(size=shape)}, True, rng))
     for function, classes in ELEMENTWISE.items():
@@ -181,7 +190,10 @@ def cases_1a(rng):
 # taller batch and of a binary task; of moderate size or with entries of ±1000 (without the shift
 # exp overflows); the loss's out.grad is 1 or another number (a rule that ignores it shows only
 # then); logits.grad starts at zero or holds an earlier gradient. Crossed in full:
-# 4 x 2 x 2 x 2 = 32 cases. The moderate cases come first.
+# 4 x 2 x 2 x 2 = 32 cases. The moderate cases come first. In every case the rule then runs a
+# second time, as a second backward through the same graph runs it (PyTorch's retain_graph): a
+# rule that edits what the forward pass saved (P - Y written into the saved softmax) is right
+# only the first time.
 LOSS_SHAPES = {"one example of 3 classes": (1, 3), "a square batch of 4 examples and 4 classes": (4, 4),
                "6 examples of 3 classes": (6, 3), "5 examples of 2 classes": (5, 2)}
 LOSS_SCALES = {"moderate logits": 2.0, "logits of size 1000": 1000.0}
@@ -207,6 +219,10 @@ def loss_case(logits, labels, upstream, stale, title, rng):
             return f"{setting}: the loss's data must be a 0-d array (a scalar), got {describe(answer['data'])}"
         return first_problem(float_problem(float(data), value, f"{setting}: the loss"),
                              array_problem(answer["grad"], wanted, f"{setting}: logits.grad after out._backward()"),
+                             array_problem(answer["grad_again"], wanted + grad.numpy(),
+                                           f"{setting}: logits.grad after a second out._backward() (a second "
+                                           "backward through the same graph adds the same gradient again; the "
+                                           "rule must leave what the forward pass saved as it was)"),
                              unchanged(answer["data_after"], logits, f"{setting}: logits.data"))
 
     return Case("1b", setting, "loss_node", {"logits": logits, "labels": labels, "prior": prior,
@@ -316,11 +332,8 @@ def graph_case(title, spec, priors):
     title = f"backward on {title}"
 
     def judge(answer):
-        got = answer["grads"]
-        for name, g, w in zip(names, got, wanted):
-            problem = array_problem(g, w, f"{title}: the .grad of {name} after backward")
-            if problem:
-                return problem
+        # The calls first: a rule run twice or never is the cause of the wrong .grad it leaves,
+        # and the more useful thing to tell.
         calls = answer["calls"]
         if sorted(calls) != rules:
             repeated = sorted({i for i in calls if calls.count(i) > 1})
@@ -328,6 +341,11 @@ def graph_case(title, spec, priors):
             detail = (f"the rule of node {repeated[0]} ran {calls.count(repeated[0])} times" if repeated
                       else f"the rule of node {missing[0]} never ran")
             return f"{title}: backward must call each node's _backward exactly once; {detail}"
+        got = answer["grads"]
+        for name, g, w in zip(names, got, wanted):
+            problem = array_problem(g, w, f"{title}: the .grad of {name} after backward")
+            if problem:
+                return problem
         leaf_data = [d for d, entry in zip(answer["data_after"], spec) if entry[0] == "leaf"]
         return first_problem(*(unchanged(d, s, f"{title}: a leaf's data") for d, s in zip(leaf_data, sent)))
 
@@ -355,7 +373,12 @@ def cases_2_graphs(rng):
 # than the tolerance, while a central one stays within it. One expression takes a single array;
 # the others several, one of them broadcast. The step is the default 1e-6 (compared with PyTorch's
 # exact gradient, within 1e-7 absolute), 1e-4 or 1e-2 (compared with the central difference itself,
-# computed here, within 1e-8: this also checks that h is used). Crossed in full: 3 x 3 = 9 cases.
+# computed here, within 1e-8: this also checks that h is used). Crossed in full: 3 x 3 = 9 cases,
+# on C-ordered arrays. Then the arrays as NumPy also hands them out, laid out otherwise in memory
+# (the probe makes them so): a transposed view, a Fortran-ordered array, all but the last column
+# of a wider array. reshape(-1) or ravel() copies such an array (when it has two axes or more),
+# so an estimate that perturbs the flattened entries leaves what f reads unchanged. One
+# expression each, default step: 3 cases.
 EXPRESSIONS = {
     "sum(exp(2A)) of one array": ("exp(2 * A).sum()", {"A": (2, 3)}),
     "sum(exp(2A) * B) + sum(B^3) with B broadcast over rows": ("(exp(2 * A) * B).sum() + (B * B * B).sum()",
@@ -364,17 +387,14 @@ EXPRESSIONS = {
                                                      {"A": (2, 3), "W": (3, 2), "c": (2, 1)}),
 }
 STEPS = {"the default step": None, "h = 1e-4": 1e-4, "h = 1e-2": 1e-2}
+LAYOUTS = {"transposed views": "transposed", "Fortran-ordered arrays": "fortran",
+           "all but the last column of a wider array": "sliced"}
 
 
-def central(expression, arrays, h):
-    """The central differences of the expression, computed here, entry by entry."""
-    held = {name: np.array(value, dtype=np.float64) for name, value in arrays.items()}
-
-    def f():
-        return float(eval(expression, {}, {"exp": np.exp, **held}))
-
+def differences(f, arrays, h):
+    """The central differences with step h of f(), which reads `arrays`, entry by entry."""
     found = []
-    for array in held.values():
+    for array in arrays:
         slopes = np.zeros(array.shape)
         for index in np.ndindex(*array.shape):
             kept = array[index]
@@ -388,7 +408,13 @@ def central(expression, arrays, h):
     return found
 
 
-def numeric_case(title, expression, arrays, h):
+def central(expression, arrays, h):
+    """The central differences of the expression, computed here, entry by entry."""
+    held = {name: np.array(value, dtype=np.float64) for name, value in arrays.items()}
+    return differences(lambda: float(eval(expression, {}, {"exp": np.exp, **held})), held.values(), h)
+
+
+def numeric_case(title, expression, arrays, h, layout="C"):
     if h is None:
         twins = {name: t64(value) for name, value in arrays.items()}
         out = eval(expression, {}, {"exp": torch.exp, **twins})
@@ -397,6 +423,8 @@ def numeric_case(title, expression, arrays, h):
         wanted, tol = central(expression, arrays, h), 1e-8
     names = list(arrays)
     title = f"numerical_grad of {title} with {'h = ' + number(h) if h else 'the default h'}"
+    if layout != "C":
+        title += f", the arrays as {next(name for name, kind in LAYOUTS.items() if kind == layout)}"
 
     def judge(answer):
         result = answer["result"]
@@ -410,7 +438,8 @@ def numeric_case(title, expression, arrays, h):
             *(unchanged(after, arrays[name], f"{title}: the array {name} afterwards (put every entry back)")
               for name, after in zip(names, answer["after"])))
 
-    return Case("2", title, "numeric", {"expression": expression, "arrays": arrays, "h": h}, judge)
+    return Case("2", title, "numeric", {"expression": expression, "arrays": arrays, "h": h, "layout": layout},
+                judge)
 
 
 def cases_2_numeric(rng):
@@ -418,17 +447,27 @@ def cases_2_numeric(rng):
     for (name, (expression, shapes)), (step_name, h) in product(EXPRESSIONS.items(), STEPS.items()):
         arrays = {key: rng.uniform(-0.3, 1.0, size=shape) for key, shape in shapes.items()}
         cases.append(numeric_case(name, expression, arrays, h))
+    for (name, (expression, shapes)), layout in zip(EXPRESSIONS.items(), LAYOUTS.values()):
+        arrays = {key: rng.uniform(-0.3, 1.0, size=shape) for key, shape in shapes.items()}
+        cases.append(numeric_case(name, expression, arrays, None, layout))
     return cases
 
 
 # ---------------------------------------------------------------- 3: zero_grad, sgd_step, train_epoch
-# zero_grad and sgd_step alone, on one parameter or on three of different shapes (sgd_step at two
-# learning rates): 2 + 2 x 2 = 6 cases. Then train_epoch on a linear model or a network with one
-# ReLU layer; 12 examples in batches of 4 (equal batches), 10 examples in batches of 4 (a smaller
-# last batch) or 5 examples in a batch of 8 (one batch); parameters whose .grad is fresh or stale
-# (a missing zero_grad shows from the first batch then). Crossed in full: 2 x 3 x 2 = 12 epochs,
-# compared update by update (every batch loss, then the parameters) with a float64 PyTorch copy.
-PARAMETER_SETS = {"one parameter": [(3, 2)], "three parameters of different shapes": [(2, 3), (3,), (1, 4)]}
+# zero_grad and sgd_step alone, on one parameter, on three of different shapes, or on a 0-d
+# parameter beside a matrix (p.grad[:] or p.data[:] does not index a 0-d array); zero_grad on
+# .grad holding finite numbers or inf and NaN (the probe puts them there, since NaN equals
+# nothing, itself included; multiplying by 0 leaves NaN), sgd_step at two learning rates:
+# 3 x 2 + 3 x 2 = 12 cases. sgd_step updates in place: the arrays the parameters' .data held
+# before the step (those an optimiser's or a caller's references point to) must hold the new
+# values. Then train_epoch on a linear model or a network with one ReLU layer; 12 examples in
+# batches of 4 (equal batches), 10 examples in batches of 4 (a smaller last batch) or 5 examples
+# in a batch of 8 (one batch); parameters whose .grad is fresh or stale (a missing zero_grad shows
+# from the first batch then). Crossed in full: 2 x 3 x 2 = 12 epochs, compared update by update
+# (every batch loss, then the parameters) with a float64 PyTorch copy.
+PARAMETER_SETS = {"one parameter": [(3, 2)], "three parameters of different shapes": [(2, 3), (3,), (1, 4)],
+                  "a 0-d parameter and a (2, 2) matrix": [(), (2, 2)]}
+GRAD_VALUES = {"finite .grad": False, ".grad holding inf and NaN": True}
 RATES = {"lr 0.1": 0.1, "lr 1.5": 1.5}
 MODELS = {"a linear model [3, 3]": [3, 3], "a network [3, 4, 2] with a ReLU layer": [3, 4, 2]}
 BATCHING = {"12 examples in batches of 4": (12, 4), "10 examples in batches of 4 (the last one smaller)": (10, 4),
@@ -436,7 +475,7 @@ BATCHING = {"12 examples in batches of 4": (12, 4), "10 examples in batches of 4
 STALE = {"fresh .grad": False, "stale .grad": True}
 
 
-def zero_case(title, datas, grads):
+def zero_case(title, datas, grads, unbounded):
     title = f"zero_grad on {title}"
 
     def judge(answer):
@@ -446,7 +485,7 @@ def zero_case(title, datas, grads):
             *(unchanged(after, d, f"{title}: parameter {i}'s .data") for i, (after, d) in
               enumerate(zip(answer["datas"], datas))))
 
-    return Case("3", title, "zero", {"datas": datas, "grads": grads}, judge)
+    return Case("3", title, "zero", {"datas": datas, "grads": grads, "unbounded": unbounded}, judge)
 
 
 def step_case(title, datas, grads, lr):
@@ -457,7 +496,10 @@ def step_case(title, datas, grads, lr):
             *(array_problem(after, d - lr * g, f"{title}: parameter {i}'s .data after the step (data - lr * grad)")
               for i, (after, d, g) in enumerate(zip(answer["datas"], datas, grads))),
             *(unchanged(after, g, f"{title}: parameter {i}'s .grad") for i, (after, g) in
-              enumerate(zip(answer["grads"], grads))))
+              enumerate(zip(answer["grads"], grads))),
+            *(array_problem(held, d - lr * g, f"{title}: the array parameter {i}'s .data held before the step "
+                            "(sgd_step updates it in place, so that whoever holds it sees the step)")
+              for i, (held, d, g) in enumerate(zip(answer["held"], datas, grads))))
 
     return Case("3", title, "step", {"datas": datas, "grads": grads, "lr": lr}, judge)
 
@@ -506,8 +548,9 @@ def network_arrays(sizes, rng, bias=0.2):
 
 def cases_3(rng):
     cases = []
-    for name, shapes in PARAMETER_SETS.items():
-        cases.append(zero_case(name, [rng.normal(size=s) for s in shapes], [rng.normal(size=s) for s in shapes]))
+    for (name, shapes), (values_name, unbounded) in product(PARAMETER_SETS.items(), GRAD_VALUES.items()):
+        cases.append(zero_case(f"{name}, {values_name}", [rng.normal(size=s) for s in shapes],
+                               [rng.normal(size=s) for s in shapes], unbounded))
     for (name, shapes), (rate_name, lr) in product(PARAMETER_SETS.items(), RATES.items()):
         cases.append(step_case(name, [rng.normal(size=s) for s in shapes], [rng.normal(size=s) for s in shapes], lr))
     for (model_name, sizes), (batch_name, (n, batch)), (stale_name, stale) in \
@@ -525,11 +568,17 @@ def cases_3(rng):
 # init_mlp: networks without a hidden layer, with one and with two, each from its own seed:
 # 3 cases (shapes, order [W1, b1, W2, b2, ...], He scale, zero biases, zero .grad).
 INIT_SIZES = {"[2, 3] (no hidden layer)": ([2, 3], 5), "[3, 5, 2]": ([3, 5, 2], 6), "[4, 6, 5, 3]": ([4, 6, 5, 3], 7)}
-# mlp_forward: the same three depths, with biases away from zero; the logits, then every
-# parameter's gradient through cross_entropy: 3 cases.
+# mlp_forward: the same three depths, with biases away from zero, given X as an array or as a
+# Tensor (as_tensor passes it through, and its .grad then receives a gradient too); the logits,
+# then every parameter's gradient through cross_entropy: 3 x 2 = 6 cases.
 # gradient_check: a correct network (with .grad fresh, or stale: it must clear it) at the default
-# step and at h = 1e-4 (a one-sided difference fails there), a network whose gradient is wrong at
-# one entry of its first or of its last parameter, and the notebook's MLP: 2 x 2 + 2 + 1 = 7 cases.
+# step and at h = 1e-4 (a one-sided difference fails there): 4 cases. A network whose gradient is
+# wrong at one entry of its last, first or a middle parameter, on the spiral's inputs (gradients
+# below 1, where the relative and the absolute error agree) or on inputs 40 times as large
+# (gradients well above 1 at the W faults, where only the relative error is right): 3 x 2 = 6
+# cases. One such network checked with h = 1e-4, compared with central differences at that step
+# computed here (the bend is 100 steps wide, so the estimate at the fault moves with h: a checker
+# that ignores h shows): 1 case. And the notebook's MLP: 1 case. 12 cases.
 #
 # Where the fault is must not be readable from what the checker receives: a network that said
 # which parameter it breaks (an attribute, a name, a node of its own) could be "checked" by
@@ -545,6 +594,9 @@ INIT_SIZES = {"[2, 3] (no hidden layer)": ([2, 3], 5), "[3, 5, 2]": ([3, 5, 2], 
 FORWARD_SIZES = {"[2, 3] (no hidden layer)": [2, 3], "[3, 4, 3]": [3, 4, 3], "[2, 5, 4, 3]": [2, 5, 4, 3]}
 CHECK_STALE = {"fresh .grad": False, "stale .grad (it must be cleared first)": True}
 CHECK_STEPS = {"the default step": None, "h = 1e-4": 1e-4}
+INPUT_KINDS = {"X an array": False, "X a Tensor": True}
+FAULTS = {"its last parameter (b2)": 3, "its first parameter (W1)": 0, "a middle parameter (W2)": 2}
+INPUT_SCALES = {"the spiral's inputs (gradients below 1)": 1.0, "inputs 40 times as large (gradients above 1)": 40.0}
 BEND_WIDTH, BEND_DEPTH, BEND_CLEAR = 0.01, 2.0, 0.1  # BEND_CLEAR is 10 widths: exp(-100)
 
 
@@ -576,21 +628,23 @@ def init_case(title, sizes, seed):
     return Case("4", title, "init", {"sizes": sizes, "seed": seed}, judge)
 
 
-def torch_network(arrays, X, y, no_relu=False, bend=None):
+def torch_network(arrays, X, y, no_relu=False, bend=None, input_grad=False):
+    """(logits, loss, gradients of the parameters, then of X when input_grad) in PyTorch."""
     leaves = [t64(w) for w in arrays]
     seen = leaves if bend is None else [bent(leaf, *bend) for leaf in leaves]
-    h = t64(X, grad=False)
+    h = inputs = t64(X, grad=input_grad)
     for j in range(0, len(leaves), 2):
         h = h @ seen[j] + seen[j + 1]
         if j + 2 < len(leaves) and not no_relu:
             h = torch.relu(h)
     loss = F.cross_entropy(h, torch.from_numpy(y))
-    return h.detach().numpy(), loss.item(), [g.numpy() for g in torch.autograd.grad(loss, leaves)]
+    grads = torch.autograd.grad(loss, leaves + [inputs] if input_grad else leaves)
+    return h.detach().numpy(), loss.item(), [g.numpy() for g in grads]
 
 
-def forward_case(title, arrays, X, y):
-    logits, _, grads = torch_network(arrays, X, y)
-    title = f"mlp_forward for {title} on {len(X)} examples"
+def forward_case(title, arrays, X, y, tensor_input):
+    logits, _, grads = torch_network(arrays, X, y, input_grad=tensor_input)
+    title = f"mlp_forward for {title} on {len(X)} examples, {'X a Tensor' if tensor_input else 'X an array'}"
 
     def judge(answer):
         if answer["kind"] != "Tensor":
@@ -598,9 +652,11 @@ def forward_case(title, arrays, X, y):
         return first_problem(
             array_problem(answer["data"], logits, f"{title}: the logits (relu after every layer but the last)"),
             *(array_problem(g, w, f"{title}: the gradient of parameter {i} after cross_entropy(...).backward()")
-              for i, (g, w) in enumerate(zip(answer["grads"], grads))))
+              for i, (g, w) in enumerate(zip(answer["grads"], grads))),
+            tensor_input and array_problem(answer["input_grad"], grads[-1], f"{title}: X.grad after cross_entropy"
+                                           "(...).backward() (as_tensor(X) keeps a Tensor X in the graph)"))
 
-    return Case("4", title, "forward_pass", {"arrays": arrays, "X": X, "y": y}, judge)
+    return Case("4", title, "forward_pass", {"arrays": arrays, "X": X, "y": y, "tensor_input": tensor_input}, judge)
 
 
 def bent(p, centre, width, depth):
@@ -629,17 +685,22 @@ def bent_network(arrays, rng, fault=None):
     return arrays, (centre, BEND_WIDTH, BEND_DEPTH)
 
 
-def worst_error(arrays, X, y, bend):
+def worst_error(arrays, X, y, bend, h=None):
     """The worst |numeric - engine| / max(1, |engine|) on a _Bent network: numeric is the true
-    gradient through the bend, engine the one its backward rule gives (the plain network's)."""
+    gradient through the bend (h None) or its central differences with step h, engine the one its
+    backward rule gives (the plain network's)."""
     _, _, engine = torch_network(arrays, X, y)
-    _, _, true = torch_network(arrays, X, y, bend=bend)
-    return max(float(np.max(np.abs(t - e) / np.maximum(1.0, np.abs(e)))) for t, e in zip(true, engine))
+    if h is None:
+        _, _, numeric = torch_network(arrays, X, y, bend=bend)
+    else:
+        moved = [np.array(a, dtype=np.float64) for a in arrays]
+        numeric = differences(lambda: torch_network(moved, X, y, bend=bend)[1], moved, h)
+    return max(float(np.max(np.abs(t - e) / np.maximum(1.0, np.abs(e)))) for t, e in zip(numeric, engine))
 
 
 def check_case(title, arrays, stale, X, y, h, bend, faulty=False):
-    title = f"gradient_check on {title}"
-    worst = worst_error(arrays, X, y, bend)
+    title = f"gradient_check on {title}" + (f", h = {number(h)}" if faulty and h else "")
+    worst = worst_error(arrays, X, y, bend, h if faulty else None)
 
     def judge(answer):
         result = answer["result"]
@@ -727,12 +788,22 @@ def kink_free(sizes, X, rng, fault=None):
             return arrays, bend
 
 
+def large_fault(sizes, X, y, rng, index):
+    """kink_free's faulty network, drawn again until the engine's gradient at the fault is at
+    least 1 (W faults on large inputs): there |numeric - engine| is 2 |engine| and the relative
+    error 2, so only a checker that divides by max(1, |engine|) returns the worst error."""
+    while True:
+        arrays, bend = kink_free(sizes, X, rng, fault=index)
+        if index == len(arrays) - 1 or worst_error(arrays, X, y, bend) > 2 - 1e-6:
+            return arrays, bend
+
+
 def cases_4(rng):
     cases = [init_case(name, sizes, seed) for name, (sizes, seed) in INIT_SIZES.items()]
-    for name, sizes in FORWARD_SIZES.items():
+    for (name, sizes), tensor_input in product(FORWARD_SIZES.items(), INPUT_KINDS.values()):
         X, y = spiral_points(3, rng)
         X = np.column_stack([X, rng.normal(size=(len(X), sizes[0] - 2))]) if sizes[0] > 2 else X
-        cases.append(forward_case(name, network_arrays(sizes, rng), X, y))
+        cases.append(forward_case(name, network_arrays(sizes, rng), X, y, tensor_input))
     X, y = spiral_points(3, rng)
     sizes = [2, 5, 3]
     for (stale_name, stale), (step_name, h) in product(CHECK_STALE.items(), CHECK_STEPS.items()):
@@ -740,18 +811,37 @@ def cases_4(rng):
         grads = [rng.normal(size=np.shape(a)) if stale else np.zeros(np.shape(a)) for a in arrays]
         cases.append(check_case(f"a correct network {sizes}, {stale_name}, {step_name}", arrays, grads, X, y, h,
                                 bend))
-    for which, index in {"the last": 3, "the first": 0}.items():
-        arrays, bend = kink_free(sizes, X, rng, fault=index)
-        cases.append(check_case(f"a network {sizes} whose backward pass is wrong at one entry of {which} parameter",
-                                arrays, [np.zeros(np.shape(a)) for a in arrays], X, y, None, bend, faulty=True))
+    zeros = [np.zeros(np.shape(a)) for a in network_arrays(sizes, np.random.default_rng(0))]
+    for (which, index), (scale_name, scale) in product(FAULTS.items(), INPUT_SCALES.items()):
+        arrays, bend = large_fault(sizes, X * scale, y, rng, index) if scale > 1 else kink_free(sizes, X, rng, index)
+        cases.append(check_case(f"a network {sizes} whose backward pass is wrong at one entry of {which}, on "
+                                f"{scale_name}", arrays, zeros, X * scale, y, None, bend, faulty=True))
+    arrays, bend = large_fault(sizes, X * 40.0, y, rng, 0)
+    cases.append(check_case(f"a network {sizes} whose backward pass is wrong at one entry of its first parameter, on "
+                            "inputs 40 times as large", arrays, zeros, X * 40.0, y, 1e-4, bend, faulty=True))
     cases.append(mlp_check_case([2, 4, 3], 8, X, y))
     return cases
 
 
 # ---------------------------------------------------------------- 5: torch_witness
-# A correct network with fresh or stale .grad, one whose hidden layers skip their ReLU (a wrong
-# forward pass: both gaps known), and one whose last or first parameter's gradient is scaled (a
-# wrong backward pass): 5 cases.
+# A correct network with fresh or stale .grad; networks whose hidden layers skip their ReLU (a
+# wrong forward pass: both gaps known), drawn so that the engine's loss comes out above PyTorch's
+# or below it (a gap that is a signed difference is right only in the first); and networks whose
+# gradient for the last, the first or a middle parameter is scaled (a wrong backward pass):
+# 2 + 2 + 3 = 7 cases.
+LOSS_SIDES = {"above": 1.0, "below": -1.0}
+SCALED = {"the last": (5, 2.0), "the first": (0, 0.25), "a middle": (3, 0.5)}
+
+
+def skipped_relu(sizes, X, y, rng, side):
+    """network_arrays(sizes), drawn again until the loss without the hidden ReLUs minus the loss
+    with them has the sign `side`."""
+    while True:
+        arrays = network_arrays(sizes, rng)
+        if side * (torch_network(arrays, X, y, no_relu=True)[1] - torch_network(arrays, X, y)[1]) > 1e-3:
+            return arrays
+
+
 def cases_5(rng):
     cases = []
     X, y = spiral_points(3, rng)
@@ -761,9 +851,11 @@ def cases_5(rng):
         grads = [rng.normal(size=np.shape(a)) if stale else np.zeros(np.shape(a)) for a in arrays]
         cases.append(witness_case(f"a correct network {sizes}, {stale_name}", arrays, grads, X, y))
     zeros = [np.zeros(np.shape(a)) for a in network_arrays(sizes, np.random.default_rng(0))]
-    cases.append(witness_case(f"a network {sizes} whose hidden layers skip their ReLU (a wrong forward pass)",
-                              network_arrays(sizes, rng), zeros, X, y, no_relu=True))
-    for which, (index, factor) in {"the last": (5, 2.0), "the first": (0, 0.25)}.items():
+    for side_name, side in LOSS_SIDES.items():
+        cases.append(witness_case(f"a network {sizes} whose hidden layers skip their ReLU (a wrong forward pass; "
+                                  f"the engine's loss {side_name} PyTorch's)", skipped_relu(sizes, X, y, rng, side),
+                                  zeros, X, y, no_relu=True))
+    for which, (index, factor) in SCALED.items():
         cases.append(witness_case(f"a network {sizes} whose gradient for {which} parameter is multiplied by "
                                   f"{number(factor)} (a wrong backward pass)", network_arrays(sizes, rng), zeros,
                                   X, y, scaled=index, factor=factor))
@@ -775,7 +867,7 @@ def cases_5(rng):
 # of size 1e-3), where adding it inside or outside the square root differs; beta2 = 0 (v is the
 # last squared gradient). Parameter sets: one matrix, a matrix with a vector, a 0-d parameter.
 # Each case runs 5 steps with fresh random gradients (a zero entry included) and is judged step
-# by step, step 1 first. Crossed: 4 x 3 = 12 cases.
+# by step, step 1 first. Crossed: 4 x 3 = 12 cases, every step taken with one state.
 ADAM_SETTINGS = {"PyTorch's defaults (lr 0.001, betas (0.9, 0.999), eps 1e-8)": (1e-3, (0.9, 0.999), 1e-8, 1.0),
                  "lr 0.02, betas (0.8, 0.95), eps 1e-6": (0.02, (0.8, 0.95), 1e-6, 1.0),
                  "lr 0.5, betas (0.95, 0.9), eps 0.002, gradients of size 1e-3": (0.5, (0.95, 0.9), 2e-3, 1e-3),
@@ -783,18 +875,33 @@ ADAM_SETTINGS = {"PyTorch's defaults (lr 0.001, betas (0.9, 0.999), eps 1e-8)": 
 ADAM_PARAMETERS = {"one (3, 4) matrix": [(3, 4)], "a (2, 3) matrix and a (3,) vector": [(2, 3), (3,)],
                    "a 0-d parameter": [()]}
 ADAM_STEPS = 5
+# Which state dict each of the 5 steps is given (a new number: a new, empty dict). Besides one
+# state throughout: a fresh state after step 2 on the same, already trained Tensors (a restart,
+# as a new torch.optim.Adam starts from zero moments and step 1), and two states taking turns
+# over the same Tensors (two optimisers, each with moments and a step count of its own). Only
+# these show moments or step counts kept on the Tensors instead of in `state`. Crossed with the
+# parameter sets at the second setting (large bias corrections): 2 x 3 = 6 cases; 18 in all.
+ADAM_HISTORIES = {"one state for every step": [0, 0, 0, 0, 0],
+                  "a fresh state after step 2, on the Tensors trained so far": [0, 0, 1, 1, 1],
+                  "two states taking turns over the same Tensors": [0, 1, 0, 1, 1]}
+ADAM_HISTORY_SETTING = "lr 0.02, betas (0.8, 0.95), eps 1e-6"
 
 
-def adam_case(title, datas, grads, lr, betas, eps):
+def adam_case(title, datas, grads, lr, betas, eps, history):
     leaves = [t64(d) for d in datas]
-    theirs = torch.optim.Adam(leaves, lr=lr, betas=betas, eps=eps)
+    optimisers = {}  # torch.optim.Adam keeps its state per optimiser, as adam_step keeps it per dict
     trail = []
-    for step_grads in grads:
+    for step_grads, which in zip(grads, history):
         for leaf, g in zip(leaves, step_grads):
             leaf.grad = torch.tensor(g)
-        theirs.step()
+        if which not in optimisers:
+            optimisers[which] = torch.optim.Adam(leaves, lr=lr, betas=betas, eps=eps)
+        optimisers[which].step()
         trail.append([leaf.detach().numpy().copy() for leaf in leaves])
     title = f"adam_step with {title}"
+    advice = "" if len(set(history)) == 1 else ("; a new state dict starts from zero moments and step 1, and never "
+                                                "shares them with another: keep the moments and the step count in "
+                                                "`state`, not on the Tensors")
 
     def judge(answer):
         if not isinstance(answer, list) or len(answer) != len(trail):
@@ -806,27 +913,36 @@ def adam_case(title, datas, grads, lr, betas, eps):
                 *(unchanged(g, s, f"{title}: parameter {i}'s .grad after step {step}")
                   for i, (g, s) in enumerate(zip(got["grads"], sent))))
             if problem:
-                return problem
+                return problem + advice
         return None
 
-    return Case("A", title, "adam", {"datas": datas, "grads": grads, "lr": lr, "betas": list(betas), "eps": eps},
-                judge)
+    return Case("A", title, "adam", {"datas": datas, "grads": grads, "lr": lr, "betas": list(betas), "eps": eps,
+                                     "history": history}, judge)
 
 
 def cases_a(rng):
+    (_, single), *others = ADAM_HISTORIES.items()
+    runs = [(setting, shapes, "", single)
+            for setting, shapes in product(ADAM_SETTINGS.items(), ADAM_PARAMETERS.items())]
+    runs += [((ADAM_HISTORY_SETTING, ADAM_SETTINGS[ADAM_HISTORY_SETTING]), shapes, f", {name}", history)
+             for (name, history), shapes in product(others, ADAM_PARAMETERS.items())]
     cases = []
-    for (setting, (lr, betas, eps, scale)), (name, shapes) in product(ADAM_SETTINGS.items(), ADAM_PARAMETERS.items()):
+    for (setting, (lr, betas, eps, scale)), (name, shapes), told, history in runs:
         grads = [[scale * rng.normal(size=shape) for shape in shapes] for _ in range(ADAM_STEPS)]
         grads[1][0] = grads[1][0] * (np.arange(np.size(grads[1][0])).reshape(np.shape(grads[1][0])) != 0)
-        cases.append(adam_case(f"{setting} on {name}", [rng.normal(size=shape) for shape in shapes], grads,
-                               lr, betas, eps))
+        cases.append(adam_case(f"{setting} on {name}{told}", [rng.normal(size=shape) for shape in shapes], grads,
+                               lr, betas, eps, history))
     return cases
 
 
 # ---------------------------------------------------------------- B: no_grad, graded on structure
 # Expressions of the student's primitives on small leaves (operations with one and two parents,
 # broadcasting, a reduction, the transpose): each run outside no_grad, inside it, inside an outer
-# no_grad after an inner one ended, after both, and after an exception inside one. 5 cases.
+# no_grad after an inner one ended, after both, after an exception inside one, inside an outer
+# no_grad that caught an exception of an inner one, and after the block was left by a
+# BaseException that is not an Exception: a KeyboardInterrupt (the kernel interrupted during an
+# evaluation), and the GeneratorExit that closing a generator suspended inside the block raises
+# there. Every case observes every way out: 5 cases.
 QUIET = {"a product plus a broadcast bias": ("a * b + c", {"a": (2, 3), "b": (2, 3), "c": (3,)}),
          "a matrix product, exp and a sum": ("(a @ b).exp().sum()", {"a": (2, 3), "b": (3, 2)}),
          "a transpose through relu": ("(a.T * 3.0).relu() + 1.0", {"a": (3, 2)}),
@@ -835,7 +951,8 @@ QUIET = {"a product plus a broadcast bias": ("a * b + c", {"a": (2, 3), "b": (2,
 
 
 # What probes.quiet observes, in order; each result is sent before the student's code runs again.
-QUIET_OBSERVED = ("outside", "inside", "after_inner", "after_both", "propagated", "after_error")
+QUIET_OBSERVED = ("outside", "inside", "after_inner", "after_both", "propagated", "after_error", "after_inner_error",
+                  "interrupted", "after_interrupt", "after_close")
 
 
 def quiet_case(title, expression, leaves):
@@ -862,7 +979,19 @@ def quiet_case(title, expression, leaves):
             not answer["propagated"] and f"{setting}: an exception raised inside `with no_grad():` must propagate "
                                          "to the caller",
             not answer["after_error"]["parents"] and f"{setting}: after an exception inside no_grad, recording "
-                                                     "must be on again (restore grad_enabled in a finally clause)")
+                                                     "must be on again (restore grad_enabled in a finally clause)",
+            answer["after_inner_error"]["parents"] and f"{setting}: an exception raised in an inner no_grad and "
+                                                       "caught inside an outer one switched recording on inside the "
+                                                       "outer block (restore the value grad_enabled had on entry, "
+                                                       "however the block ends)",
+            not answer["interrupted"] and f"{setting}: a KeyboardInterrupt raised inside `with no_grad():` must "
+                                          "propagate to the caller",
+            not answer["after_interrupt"]["parents"] and f"{setting}: after a KeyboardInterrupt inside no_grad (a "
+                                                         "BaseException, not an Exception), recording must be on "
+                                                         "again (a finally clause runs whatever was raised)",
+            not answer["after_close"]["parents"] and f"{setting}: after a generator suspended inside `with "
+                                                     "no_grad():` was closed (GeneratorExit, a BaseException, not an "
+                                                     "Exception), recording must be on again")
 
     return Case("B", setting, "quiet", {"expression": expression, "leaves": leaves}, judge,
                 observations=len(QUIET_OBSERVED))
@@ -887,15 +1016,17 @@ def cases_b(rng):
 
 # ---------------------------------------------------------------- C: forward mode against torch.func
 # Functions that use every dual rule (product, matrix product on either side, exp, log) and the
-# derived tanh and mean, on inputs of 1, 2 and 3 dimensions, plus one whose output does not
-# depend on the input; each asked for a JVP along a random direction and for its Jacobian:
-# 6 x 2 = 12 cases.
+# derived tanh and mean, on inputs of 1, 2 and 3 dimensions, plus two whose output does not
+# depend on the input: one computed from it (a Dual comes back), and one that ignores it and
+# returns a plain array of another shape than x's (its tangent is zero, of the output's shape);
+# each asked for a JVP along a random direction and for its Jacobian: 7 x 2 = 14 cases.
 FORWARD = {"a product with a constant, summed over axis 0": ("(x * x * C).sum(axis=0)", (3, 2), {"C": (3, 2)}),
            "a matrix product with the input on the right": ("W @ x", (3, 2), {"W": (4, 3)}),
            "exp of a matrix product with the input on the left": ("(x @ W).exp()", (2, 3), {"W": (3, 2)}),
            "the log of a positive function": ("(x * x + 1.0).log().sum()", (2, 2, 2), {}),
            "tanh, then the mean": ("(x * V - 0.5).tanh().mean()", (5,), {"V": (5,)}),
-           "an output that does not depend on the input": ("x * 0.0 + C", (2,), {"C": (3, 2)})}
+           "an output that does not depend on the input": ("x * 0.0 + C", (2,), {"C": (3, 2)}),
+           "a constant array that ignores the input, no Dual coming back": ("C", (2,), {"C": (2, 3)})}
 
 
 def torch_function(expression, constants):
@@ -997,10 +1128,13 @@ def cases_c(rng):
 
 # ---------------------------------------------------------------- D: double backprop
 # Smooth scalar functions (softplus, a cubic, tanh with a broadcast bias, exp of a quadratic form
-# through the transpose, log of a row sum kept with keepdims) of row vectors and of a matrix;
-# for each, grad with and without create_graph (and a Tensor it does not use), hvp along a random
-# direction (a failure is diagnosed with central differences of the student's own grad), and a
-# Newton step: 5 x 3 = 15 cases.
+# through the transpose, log of a row sum kept with keepdims) of row vectors and of a matrix, and
+# one whose broadcast operands are made from x itself (its row sums in a product, its total in a
+# sum), so that the summed contributions to them and the sums' incoming gradients depend on x
+# (with a constant operand, such a contribution is never differentiated again); for each, grad
+# with and without create_graph (and a Tensor it does not use), hvp along a random direction (a
+# failure is diagnosed with central differences of the student's own grad), and a Newton step:
+# 6 x 3 = 18 cases.
 SECOND_ORDER = {
     "softplus of a product plus a square": ("((x @ W).exp() + 1.0).log().sum() + (x * x).sum()", (1, 4),
                                             {"W": (4, 3)}),
@@ -1009,6 +1143,8 @@ SECOND_ORDER = {
     "exp of a quadratic form": ("(x @ A @ x.T).exp().sum() * 0.2 + (x * x).sum()", (1, 3), {"A": (3, 3)}),
     "log of row sums kept with keepdims, on a matrix": (
         "((x * x).sum(axis=1, keepdims=True) + 1.0).log().sum() + (x @ W).exp().mean()", (2, 2), {"W": (2, 3)}),
+    "broadcast operands made from x, its row sums and its total": (
+        "(x * x.sum(axis=1, keepdims=True) + x.sum()).tanh().sum() + (x * x).sum() * 3.0", (2, 3), {}),
 }
 
 
@@ -1149,7 +1285,9 @@ def cases_d(rng):
 # Input and filter shapes: one channel in and out; 3 channels to 2 with a batch of one; a
 # non-square image and kernel; a 1 x 1 kernel from 4 channels to 5. Crossed with stride and
 # padding (1 and 0; 2 and 1; 3 and 2, where stride and padding leave some input rows unread):
-# 4 x 3 = 12 cases, every leaf's .grad holding an earlier gradient.
+# 4 x 3 = 12 cases, every leaf's .grad holding an earlier gradient. Each rule then runs a second
+# time, as a second backward through the same graph runs it: a gradient buffer allocated in the
+# forward pass, and filled by the first run, is added again by the second.
 CONV_SHAPES = {"one channel in and out, a 3 x 3 filter": ((2, 1, 5, 5), (1, 1, 3, 3)),
                "3 channels to 2, a batch of one": ((1, 3, 6, 6), (2, 3, 3, 3)),
                "a non-square image and filter": ((2, 2, 7, 5), (3, 2, 2, 3)),
@@ -1162,7 +1300,8 @@ def conv_case(title, arrays, stride, padding, rng):
     out = F.conv2d(*twins, stride=stride, padding=padding)
     upstream = rng.normal(size=tuple(out.shape))
     priors = [rng.normal(size=a.shape) for a in arrays]
-    wanted = [p + g.numpy() for p, g in zip(priors, torch.autograd.grad(out, twins, t64(upstream, grad=False)))]
+    grads = [g.numpy() for g in torch.autograd.grad(out, twins, t64(upstream, grad=False))]
+    wanted = [p + g for p, g in zip(priors, grads)]
     setting = (f"conv2d with {title}: x {shape_text(arrays[0].shape)}, w {shape_text(arrays[1].shape)}, "
                f"b {shape_text(arrays[2].shape)}, stride {stride}, padding {padding}")
 
@@ -1178,6 +1317,10 @@ def conv_case(title, arrays, stride, padding, rng):
             array_problem(answer["data"], out.detach().numpy(), f"{setting}: out.data (F.conv2d)"),
             *(array_problem(g, w, f"{setting}: {n}.grad after out._backward() (it held an earlier gradient)")
               for n, g, w in zip("xwb", answer["grads"], wanted)),
+            *(array_problem(g, w + once, f"{setting}: {n}.grad after a second out._backward() (a second backward "
+                            "through the same graph adds the same gradient again; nothing the forward pass made may "
+                            "carry the first run's sums)")
+              for n, g, w, once in zip("xwb", answer["grads_again"], wanted, grads)),
             *(unchanged(after, a, f"{setting}: {n}.data") for n, after, a in zip("xwb", answer["data_after"], arrays)))
 
     return Case("E", setting, "convolution", {"x": arrays[0], "w": arrays[1], "b": arrays[2], "stride": stride,
@@ -1194,8 +1337,10 @@ def cases_e(rng):
 # ---------------------------------------------------------------- F: to_dot, parsed back
 # Graphs given as [label, parent indices, shape] per node, leaves with the label "": a single
 # leaf; a chain; one tensor as both parents; a node reached by two paths; a constant used at two
-# depths; a two-layer MLP's loss. 6 cases. The DOT text is parsed here: statements may end with
-# a semicolon or not and names may be quoted.
+# depths; a two-layer MLP's loss; an operation without parents, as no_grad makes them (labelled
+# by its _op, not as a leaf), reused by recorded ones; a node with three parents, conv2d's x, w
+# and b. 8 cases. The DOT text is parsed here: statements may end with a semicolon or not and
+# names may be quoted.
 TAPES = {
     "a single leaf": [["", [], (2,)]],
     "a chain relu, exp, sum": [["", [], (2, 3)], ["relu", [0], (2, 3)], ["exp", [1], (2, 3)], ["sum", [2], ()]],
@@ -1206,6 +1351,11 @@ TAPES = {
     "the loss of a two-layer MLP": [["", [], (5, 2)], ["", [], (2, 8)], ["", [], (8,)], ["@", [0, 1], (5, 8)],
                                     ["+", [3, 2], (5, 8)], ["relu", [4], (5, 8)], ["", [], (8, 3)], ["", [], (3,)],
                                     ["@", [5, 6], (5, 3)], ["+", [8, 7], (5, 3)], ["cross_entropy", [9], ()]],
+    "an operation made under no_grad, without parents, used by recorded ones": [
+        ["@", [], (3, 2)], ["", [], (3, 2)], ["*", [0, 1], (3, 2)], ["relu", [0], (3, 2)], ["+", [2, 3], (3, 2)]],
+    "conv2d, a node with the three parents x, w and b": [["", [], (1, 2, 5, 5)], ["", [], (3, 2, 3, 3)],
+                                                        ["", [], (3,)], ["conv2d", [0, 1, 2], (1, 3, 3, 3)],
+                                                        ["relu", [3], (1, 3, 3, 3)], ["sum", [4], ()]],
 }
 DOT_NODE = re.compile(r'^"?(\w+)"?\s*\[\s*label\s*=\s*"([^"]*)"\s*\]\s*;?$')
 DOT_EDGE = re.compile(r'^"?(\w+)"?\s*->\s*"?(\w+)"?\s*;?$')

@@ -17,6 +17,13 @@ ADAM = reference_function("tensor_engine", "adam_step")
 NO_GRAD = reference_function("tensor_engine", "no_grad")
 VJP_TENSOR = reference_function("tensor_engine", "vjp_tensor")
 GRAD = reference_function("tensor_engine", "grad")
+CROSS_ENTROPY = reference_function("tensor_engine", "cross_entropy")
+SGD_STEP = reference_function("tensor_engine", "sgd_step")
+ZERO_GRAD = reference_function("tensor_engine", "zero_grad")
+MLP_FORWARD = reference_function("tensor_engine", "mlp_forward")
+GRADIENT_CHECK = reference_function("tensor_engine", "gradient_check")
+TORCH_WITNESS = reference_function("tensor_engine", "torch_witness")
+BACKWARD = reference_function("tensor_engine", "backward")
 # Answers shaped otherwise than the reference (the filters in a name of their own; an explicit
 # walk of the graph), so that their slips are ones such answers make.
 CONV2D = """
@@ -113,6 +120,25 @@ def multiply(a, b):
     out._backward = _backward
     return out
 """),
+    Mistake("1a", "multiply finds and sums one stretched axis per operand, not all of them", "multiply", """
+def multiply(a, b):
+    out = Tensor(a.data * b.data, (a, b), "*")
+
+    def reduce(grad, shape):
+        for _ in range(grad.ndim - len(shape)):
+            grad = grad.sum(axis=0)
+        if grad.shape != shape:
+            stretched = next(i for i, size in enumerate(shape) if size == 1 and grad.shape[i] != 1)
+            grad = grad.sum(axis=stretched, keepdims=True)
+        return grad
+
+    def _backward():
+        a.grad += reduce(out.grad * b.data, a.shape)
+        b.grad += reduce(out.grad * a.data, b.shape)
+
+    out._backward = _backward
+    return out
+"""),
     Mistake("1a", "matmul leaves out the transposes", "a.grad", """
 def matmul(a, b):
     out = Tensor(a.data @ b.data, (a, b), "@")
@@ -141,6 +167,38 @@ def reduce_sum(a, axis=None, keepdims=False):
     def _backward():
         g = out.grad if axis is None else np.expand_dims(out.grad, axis)
         a.grad += np.broadcast_to(g, a.shape)
+
+    out._backward = _backward
+    return out
+"""),
+    Mistake("1a", "reduce_sum puts the summed axes back one at a time, in the order given", "reduce_sum", """
+def reduce_sum(a, axis=None, keepdims=False):
+    out = Tensor(a.data.sum(axis=axis, keepdims=keepdims), (a,), "sum")
+
+    def _backward():
+        upstream = out.grad
+        if axis is not None and not keepdims:
+            for one in (axis if isinstance(axis, tuple) else (axis,)):
+                upstream = np.expand_dims(upstream, one)
+        a.grad += np.broadcast_to(upstream, a.shape)
+
+    out._backward = _backward
+    return out
+"""),
+    Mistake("1a", "reduce_sum turns a negative axis positive when it comes alone, not inside a tuple", "reduce_sum",
+            """
+def reduce_sum(a, axis=None, keepdims=False):
+    out = Tensor(a.data.sum(axis=axis, keepdims=keepdims), (a,), "sum")
+    if axis is None:
+        axes = tuple(range(a.data.ndim))
+    elif isinstance(axis, int):
+        axes = (axis % a.data.ndim,)
+    else:
+        axes = axis
+    kept = tuple(1 if i in axes else size for i, size in enumerate(a.shape))
+
+    def _backward():
+        a.grad += np.broadcast_to(np.reshape(out.grad, kept), a.shape)
 
     out._backward = _backward
     return out
@@ -243,8 +301,13 @@ def cross_entropy(logits, y):
     picked = (moved * np.eye(logits.shape[1])[y]).sum(axis=1, keepdims=True)
     return (lse - picked).mean()
 """),
+    Mistake("1b", "cross_entropy's rule writes P - Y into the softmax its forward pass saved", "second",
+            variant(variant(CROSS_ENTROPY, "        slope = np.exp(log_probs)  # P\n", ""),
+                    "    rows, n =", "    slope = np.exp(log_probs)\n    rows, n =")),
     # ------------------------------------------------------------------ 2
-    Mistake("2", "backward recurses into the parents at once, with no order and no memory", "after backward", """
+    Mistake("2", "backward seeds the root with a 0-d 1.0 whatever the root's shape", "root",
+            variant(BACKWARD, "np.ones_like(root.data)", "np.array(1.0)")),
+    Mistake("2", "backward recurses into the parents at once, with no order and no memory", "exactly once", """
 def backward(root):
     root.grad = np.ones_like(root.data)
 
@@ -349,6 +412,24 @@ def numerical_grad(f, arrays, h=1e-6):
         estimates.append(slopes)
     return estimates
 """),
+    Mistake("2", "numerical_grad perturbs array.reshape(-1), a copy unless the array is in C order", "numerical_grad",
+            """
+def numerical_grad(f, arrays, h=1e-6):
+    estimates = []
+    for array in arrays:
+        flat = array.reshape(-1)
+        slopes = np.zeros(flat.size)
+        for i in range(flat.size):
+            kept = flat[i]
+            flat[i] = kept + h
+            above = f()
+            flat[i] = kept - h
+            below = f()
+            flat[i] = kept
+            slopes[i] = (above - below) / (2 * h)
+        estimates.append(slopes.reshape(array.shape))
+    return estimates
+"""),
     # ------------------------------------------------------------------ 3
     Mistake("3", "train_epoch never zeroes the gradients", "train_epoch", """
 def train_epoch(forward, params, X, y, order, batch_size, lr):
@@ -393,7 +474,21 @@ def sgd_step(params, lr):
 def zero_grad(params):
     params[0].grad = np.zeros_like(params[0].data)
 """),
+    Mistake("3", "sgd_step rebinds .data to a new array, so whoever holds the old one sees no step", "in place",
+            variant(SGD_STEP, "p.data -= lr * p.grad", "p.data = p.data - lr * p.grad")),
+    Mistake("3", "sgd_step writes through p.data[:], which a 0-d parameter does not have", "sgd_step",
+            variant(SGD_STEP, "p.data -= lr * p.grad", "p.data[:] -= lr * p.grad")),
+    Mistake("3", "zero_grad multiplies .grad by 0, which leaves NaN where it held inf or NaN", "zero_grad",
+            variant(ZERO_GRAD, "p.grad = np.zeros_like(p.data)", "p.grad *= 0.0")),
+    Mistake("3", "zero_grad writes zeros through p.grad[:], which a 0-d parameter does not have", "zero_grad",
+            variant(ZERO_GRAD, "p.grad = np.zeros_like(p.data)", "p.grad[:] = 0.0")),
     # ------------------------------------------------------------------ 4
+    Mistake("4", "mlp_forward wraps X in Tensor(X), which fails when X is a Tensor already", "mlp_forward",
+            variant(MLP_FORWARD, "as_tensor(X)", "Tensor(X)")),
+    Mistake("4", "gradient_check returns the largest absolute error, without dividing by max(1, |g|)",
+            "gradient_check", variant(GRADIENT_CHECK, "np.abs(e - g) / np.maximum(1.0, np.abs(g))", "np.abs(e - g)")),
+    Mistake("4", "gradient_check ignores its h and differences at numerical_grad's default step", "gradient_check",
+            variant(GRADIENT_CHECK, "[p.data for p in model.params], h)", "[p.data for p in model.params])")),
     Mistake("4", "init_mlp scales the weights by sqrt(2 / fan_out)", "init_mlp", """
 def init_mlp(sizes, rng):
     params = []
@@ -490,6 +585,9 @@ def torch_witness(model, X, y):
     grad_gap = max(float(np.max(np.abs(p.grad - c.grad.numpy()))) for p, c in zip(model.params, copies))
     return loss_gap, grad_gap
 """),
+    Mistake("5", "torch_witness returns the signed difference of the two losses", "loss_gap",
+            variant(TORCH_WITNESS, "abs(float(loss.data) - reference_loss.item())",
+                    "float(loss.data) - reference_loss.item()")),
     # ------------------------------------------------------------------ A
     Mistake("A", "adam_step leaves out the bias correction", "after step 1",
             variant(ADAM, 'm / (1 - beta1 ** state["t"]), v / (1 - beta2 ** state["t"])', "m, v")),
@@ -499,6 +597,23 @@ def torch_witness(model, X, y):
             variant(ADAM, "(np.sqrt(v_hat) + eps)", "np.sqrt(v_hat + eps)")),
     Mistake("A", "adam_step rebinds its moment arrays, so state keeps the zeros of step 1", "after step 2",
             variant(variant(ADAM, "m[...] =", "m ="), "v[...] =", "v =")),
+    Mistake("A", "adam_step keeps the moments on the Tensors, so a new state starts from the old moments",
+            "fresh state", """
+def adam_step(params, state, lr, betas=(0.9, 0.999), eps=1e-8):
+    beta1, beta2 = betas
+    state["t"] = state.get("t", 0) + 1
+    for p in params:
+        if not hasattr(p, "m"):
+            p.m, p.v = np.zeros_like(p.data), np.zeros_like(p.data)
+        p.m = beta1 * p.m + (1 - beta1) * p.grad
+        p.v = beta2 * p.v + (1 - beta2) * p.grad ** 2
+        m_hat, v_hat = p.m / (1 - beta1 ** state["t"]), p.v / (1 - beta2 ** state["t"])
+        p.data -= lr * m_hat / (np.sqrt(v_hat) + eps)
+"""),
+    Mistake("A", "adam_step counts the steps on each Tensor, as PyTorch counts them per parameter", "step count",
+            variant(ADAM, 'm_hat, v_hat = m / (1 - beta1 ** state["t"]), v / (1 - beta2 ** state["t"])',
+                    'p.steps = getattr(p, "steps", 0) + 1\n'
+                    '        m_hat, v_hat = m / (1 - beta1 ** p.steps), v / (1 - beta2 ** p.steps)')),
     # ------------------------------------------------------------------ B
     Mistake("B", "no_grad assigns grad_enabled without `global`, so the module's flag never changes", "_prev", """
 @contextmanager
@@ -516,6 +631,14 @@ def no_grad():
                     "    yield\n    grad_enabled = before")),
     Mistake("B", "no_grad swallows an exception raised inside its block", "propagate",
             variant(NO_GRAD, "        yield\n", "        yield\n    except Exception:\n        pass\n")),
+    Mistake("B", "no_grad restores the flag in `except Exception`, so a KeyboardInterrupt leaves recording off",
+            "KeyboardInterrupt",
+            variant(NO_GRAD, "    finally:\n        grad_enabled = before",
+                    "    except Exception:\n        grad_enabled = before\n        raise\n    grad_enabled = before")),
+    Mistake("B", "no_grad switches recording on when an exception leaves it, even inside an outer no_grad",
+            "caught inside an outer", variant(
+                NO_GRAD, "    finally:\n        grad_enabled = before",
+                "    except BaseException:\n        grad_enabled = True\n        raise\n    grad_enabled = before")),
     # ------------------------------------------------------------------ C
     Mistake("C", "dual_multiply keeps only one term of the product rule", "tangent", """
 def dual_multiply(a, b):
@@ -533,6 +656,19 @@ def dual_log(a):
     Mistake("C", "dual_matmul drops the term of the right operand's tangent", "tangent", """
 def dual_matmul(a, b):
     return Dual(a.value @ b.value, a.tangent @ b.value)
+"""),
+    Mistake("C", "jvp reads .value and .tangent of f's result, which a function returning a plain array lacks",
+            "no Dual coming back", """
+def jvp(f, x, u):
+    out = f(Dual(x, u))
+    return out.value, out.tangent
+"""),
+    Mistake("C", "jvp gives a result that is not a Dual a zero tangent of x's shape", "tangent", """
+def jvp(f, x, u):
+    out = f(Dual(x, u))
+    if not isinstance(out, Dual):
+        return np.asarray(out, dtype=np.float64), np.zeros_like(u)
+    return out.value, out.tangent
 """),
     Mistake("C", "jacobian_fwd lays each JVP out as a row, transposing the Jacobian", "jacobian_fwd", """
 def jacobian_fwd(f, x):
@@ -569,6 +705,11 @@ def jacobian_fwd(f, x):
                     "[sum_to(g * b.data, a.shape), sum_to(g * a.data, b.shape)]")),
     Mistake("D", "grad keeps only the last contribution that reaches a node", "the gradient of x",
             variant(GRAD, "grads[id(parent)] + part if id(parent) in grads else part", "part")),
+    Mistake("D", "vjp_tensor's multiply rule does not sum the right operand's contribution back to its shape",
+            "the gradient of x",
+            variant(VJP_TENSOR, "sum_to(g * a, b.shape)]", "g * a]")),
+    Mistake("D", "vjp_tensor's sum rule spreads g's data, a constant", "hvp",
+            variant(VJP_TENSOR, "[g * np.ones(a.shape)]", "[Tensor(g.data * np.ones(a.shape))]")),
     Mistake("D", "newton_step adds the Newton direction instead of subtracting it", "newton_step",
             variant(reference_function("tensor_engine", "newton_step"), "return x - ", "return x + ")),
     Mistake("D", "vjp_tensor starts from a copy of g's data, so the contributions forget how g was made", "hvp",
@@ -584,6 +725,10 @@ def jacobian_fwd(f, x):
             variant(CONV2D, "filters = w.data\n", "filters = w.data[:, :, ::-1, ::-1]\n")),
     Mistake("E", "conv2d's backward assigns into overlapping windows of the x gradient", "x.grad",
             variant(CONV2D, "grad_padded[window] +=", "grad_padded[window] =")),
+    Mistake("E", "conv2d allocates its padded gradient buffer in the forward pass, so a second backward adds to the "
+            "first one's sums", "second",
+            variant(variant(CONV2D, "        grad_padded = np.zeros(padded.shape)\n", ""),
+                    "    filters = w.data\n", "    filters = w.data\n    grad_padded = np.zeros(padded.shape)\n")),
     # ------------------------------------------------------------------ F
     Mistake("F", "to_dot draws every edge from the node to its parent", "edge",
             variant(TO_DOT, "n{id(parent)} -> n{id(node)}", "n{id(node)} -> n{id(parent)}")),
@@ -593,4 +738,8 @@ def jacobian_fwd(f, x):
             variant(TO_DOT, "in node._prev:\n", "in dict.fromkeys(node._prev):\n")),
     Mistake("F", "to_dot labels leaves with their empty _op", "label",
             variant(TO_DOT, '{node._op or "leaf"}', "{node._op}")),
+    Mistake("F", "to_dot calls every node without parents a leaf, operations made under no_grad too", "label",
+            variant(TO_DOT, '{node._op or "leaf"}', '{node._op if node._prev else "leaf"}')),
+    Mistake("F", "to_dot draws the edges of the first two parents only, as if no operation had three", "three parents",
+            variant(TO_DOT, "in node._prev:\n", "in node._prev[:2]:\n")),
 ]

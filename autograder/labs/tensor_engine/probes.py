@@ -61,8 +61,8 @@ def node(expression, leaves, priors, upstream):
 
 
 def loss_node(logits, labels, prior, upstream):
-    """cross_entropy on a leaf holding `logits` (.grad = prior), its _backward run once with
-    out.grad = upstream. Activity 1b."""
+    """cross_entropy on a leaf holding `logits` (.grad = prior), its _backward run with
+    out.grad = upstream, then once more, as a second backward through the graph would. Activity 1b."""
     z = Tensor(logits)
     z.grad = _np.array(prior, dtype=_np.float64)
     out = cross_entropy(z, labels)
@@ -72,6 +72,9 @@ def loss_node(logits, labels, prior, upstream):
     out.grad = _np.array(upstream, dtype=_np.float64)
     out._backward()
     reply["grad"] = _snap(z.grad)
+    out.grad = _np.array(upstream, dtype=_np.float64)
+    out._backward()
+    reply["grad_again"] = _snap(z.grad)
     reply["data_after"] = _snap(z.data)
     return reply
 
@@ -139,10 +142,27 @@ def graph(spec, priors):
     return {"grads": [_snap(n.grad) for n in nodes], "calls": calls, "data_after": [_snap(n.data) for n in nodes]}
 
 
-def numeric(expression, arrays, h):
-    """numerical_grad on f() = the NumPy `expression` of the named `arrays` (h left at its
-    default when None): what it returned, the arrays afterwards, and how often f ran."""
-    held = {name: _np.array(value, dtype=_np.float64) for name, value in arrays.items()}
+def _laid_out(value, layout):
+    """`value` as an array of the same entries laid out in memory as `layout` says: "C"-ordered,
+    a "transposed" view of a C-ordered array, "fortran"-ordered, or "sliced" (all but the last
+    column of a wider array)."""
+    value = _np.array(value, dtype=_np.float64)
+    if layout == "transposed":
+        return _np.ascontiguousarray(value.T).T
+    if layout == "fortran":
+        return _np.asfortranarray(value)
+    if layout == "sliced" and value.ndim:
+        wide = _np.zeros(value.shape[:-1] + (value.shape[-1] + 1,))
+        wide[..., :-1] = value
+        return wide[..., :-1]
+    return value
+
+
+def numeric(expression, arrays, h, layout):
+    """numerical_grad on f() = the NumPy `expression` of the named `arrays`, laid out as `layout`
+    says (h left at its default when None): what it returned, the arrays afterwards, and how
+    often f ran."""
+    held = {name: _laid_out(value, layout) for name, value in arrays.items()}
     functions = {"exp": _np.exp, "log": _np.log, "tanh": _np.tanh}
     runs = []
 
@@ -158,22 +178,28 @@ def numeric(expression, arrays, h):
 
 
 # ---------------------------------------------------------------- 3: the training loop
-def zero(datas, grads):
-    """zero_grad on Tensors holding `datas` with .grad = `grads`."""
+def zero(datas, grads, unbounded):
+    """zero_grad on Tensors holding `datas` with .grad = `grads`, whose first entry is inf and last
+    NaN when `unbounded` (a 0-d .grad, both first and last, NaN)."""
     params = [Tensor(d) for d in datas]
     for p, g in zip(params, grads):
         p.grad = _np.array(g, dtype=_np.float64)
+        if unbounded:
+            p.grad.flat[0], p.grad.flat[-1] = _np.inf, _np.nan
     zero_grad(params)
     return {"grads": [_snap(p.grad) for p in params], "datas": [_snap(p.data) for p in params]}
 
 
 def step(datas, grads, lr):
-    """sgd_step on Tensors holding `datas` with .grad = `grads`."""
+    """sgd_step on Tensors holding `datas` with .grad = `grads`; also the arrays that were their
+    .data before the step, as a caller holding them sees them afterwards."""
     params = [Tensor(d) for d in datas]
     for p, g in zip(params, grads):
         p.grad = _np.array(g, dtype=_np.float64)
+    held = [p.data for p in params]
     sgd_step(params, lr)
-    return {"grads": [_snap(p.grad) for p in params], "datas": [_snap(p.data) for p in params]}
+    return {"grads": [_snap(p.grad) for p in params], "datas": [_snap(p.data) for p in params],
+            "held": [_snap(a) for a in held]}
 
 
 def epoch(arrays, stale, X, y, order, batch_size, lr):
@@ -207,16 +233,20 @@ def init(sizes, seed):
                                        if isinstance(p, Tensor) else {"kind": _kind(p)} for p in params]}
 
 
-def forward_pass(arrays, X, y):
-    """mlp_forward on Tensors holding `arrays`: the logits, then every parameter's .grad after
+def forward_pass(arrays, X, y, tensor_input):
+    """mlp_forward on Tensors holding `arrays`, given X as an array or, when `tensor_input`, as a
+    Tensor: the logits, then every parameter's .grad (and X's) after
     cross_entropy(logits, y).backward()."""
     params = [Tensor(w) for w in arrays]
-    out = mlp_forward(params, X)
+    inputs = Tensor(X) if tensor_input else X
+    out = mlp_forward(params, inputs)
     if not isinstance(out, Tensor):
         return {"kind": _kind(out)}
     reply = {"kind": "Tensor", "data": _snap(out.data)}
     cross_entropy(out, y).backward()
     reply["grads"] = [_snap(p.grad) for p in params]
+    if tensor_input:
+        reply["input_grad"] = _snap(inputs.grad)
     return reply
 
 
@@ -323,15 +353,16 @@ def witnessed(arrays, stale, X, y, no_relu, scaled, factor):
 
 
 # ---------------------------------------------------------------- A: adam_step
-def adam(datas, grads, lr, betas, eps):
+def adam(datas, grads, lr, betas, eps, history):
     """adam_step on Tensors holding `datas`, once per entry of `grads` (the gradients of every
-    parameter at that step) with one state dict: the data and .grad of every parameter after each step."""
+    parameter at that step), given at each step the state dict `history` names (a number not
+    seen before: a new, empty dict): the data and .grad of every parameter after each step."""
     params = [Tensor(d) for d in datas]
-    state, trail = {}, []
-    for step_grads in grads:
+    states, trail = {}, []
+    for step_grads, which in zip(grads, history):
         for p, g in zip(params, step_grads):
             p.grad = _np.array(g, dtype=_np.float64)
-        adam_step(params, state, lr, tuple(betas), eps)
+        adam_step(params, states.setdefault(which, {}), lr, tuple(betas), eps)
         trail.append({"datas": [_snap(p.data) for p in params], "grads": [_snap(p.grad) for p in params]})
     return trail
 
@@ -339,10 +370,12 @@ def adam(datas, grads, lr, betas, eps):
 # ---------------------------------------------------------------- B: no_grad
 def quiet(expression, leaves):
     """`expression` on fresh Tensor leaves, then backward from it, outside no_grad, inside it,
-    inside an outer no_grad after an inner one ended, after both ended, and after an exception
-    left a no_grad block: each time how many parents the result kept, whether a leaf received a
-    gradient, and the value, observed as soon as it is known; and whether the exception came out
-    of the block. The switch is put back as it was found, whatever no_grad did."""
+    inside an outer no_grad after an inner one ended, after both ended, after an exception left a
+    no_grad block, inside an outer no_grad that caught an inner one's exception, after a
+    KeyboardInterrupt left a block, and after a generator suspended inside a block was closed:
+    each time how many parents the result kept, whether a leaf received a gradient, and the
+    value, observed as soon as it is known; and whether the exceptions came out of their blocks.
+    The switch is put back as it was found, whatever no_grad did."""
     switch = Tensor.__init__.__globals__
     found = switch.get("grad_enabled")
 
@@ -356,8 +389,21 @@ def quiet(expression, leaves):
     class _Raised(Exception):
         pass
 
+    def paused():
+        with no_grad():
+            yield
+
+    def left_by(error):
+        """Whether `error`, raised inside a no_grad block, came out of it."""
+        try:
+            with no_grad():
+                raise error
+        except type(error):
+            return True
+        return False
+
     observe = _observe
-    try:  # observed in this order: outside, inside, after_inner, after_both, propagated, after_error
+    try:  # observed in the order of cases.QUIET_OBSERVED
         observe(run())
         with no_grad():
             observe(run())  # sent before the block's __exit__ can touch it
@@ -365,13 +411,20 @@ def quiet(expression, leaves):
                 pass
             observe(run())
         observe(run())
-        propagated = False
-        try:
-            with no_grad():
-                raise _Raised()
-        except _Raised:
-            propagated = True
-        observe(propagated)
+        observe(left_by(_Raised()))
+        observe(run())
+        with no_grad():
+            try:
+                with no_grad():
+                    raise _Raised()
+            except _Raised:
+                pass
+            observe(run())
+        observe(left_by(KeyboardInterrupt()))
+        observe(run())
+        suspended = paused()
+        next(suspended)
+        suspended.close()  # raises GeneratorExit inside the block
         observe(run())
     finally:
         switch["grad_enabled"] = found
@@ -476,8 +529,8 @@ def newton(expression, x, constants):
 
 # ---------------------------------------------------------------- E: conv2d
 def convolution(x, w, b, stride, padding, priors, upstream):
-    """conv2d on leaves holding x, w and b (their .grad set to `priors`), its _backward run once
-    at out.grad = upstream."""
+    """conv2d on leaves holding x, w and b (their .grad set to `priors`), its _backward run at
+    out.grad = upstream, then once more, as a second backward through the graph would."""
     leaves = [Tensor(x), Tensor(w), Tensor(b)]
     for leaf, prior in zip(leaves, priors):
         leaf.grad = _np.array(prior, dtype=_np.float64)
@@ -492,6 +545,9 @@ def convolution(x, w, b, stride, padding, priors, upstream):
         reply["failed"] = f"{type(error).__name__}: {error}"
         return reply
     reply["grads"] = [_snap(leaf.grad) for leaf in leaves]
+    out.grad = _np.array(upstream, dtype=_np.float64)
+    out._backward()
+    reply["grads_again"] = [_snap(leaf.grad) for leaf in leaves]
     reply["data_after"] = [_snap(leaf.data) for leaf in leaves]
     return reply
 
