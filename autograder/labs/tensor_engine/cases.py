@@ -628,16 +628,21 @@ def init_case(title, sizes, seed):
     return Case("4", title, "init", {"sizes": sizes, "seed": seed}, judge)
 
 
-def torch_network(arrays, X, y, no_relu=False, bend=None, input_grad=False):
-    """(logits, loss, gradients of the parameters, then of X when input_grad) in PyTorch."""
-    leaves = [t64(w) for w in arrays]
+def network_loss(leaves, inputs, y, no_relu=False, bend=None):
+    """(logits, loss) of the network whose parameters are the tensors `leaves`."""
     seen = leaves if bend is None else [bent(leaf, *bend) for leaf in leaves]
-    h = inputs = t64(X, grad=input_grad)
+    h = inputs
     for j in range(0, len(leaves), 2):
         h = h @ seen[j] + seen[j + 1]
         if j + 2 < len(leaves) and not no_relu:
             h = torch.relu(h)
-    loss = F.cross_entropy(h, torch.from_numpy(y))
+    return h, F.cross_entropy(h, torch.from_numpy(y))
+
+
+def torch_network(arrays, X, y, no_relu=False, bend=None, input_grad=False):
+    """(logits, loss, gradients of the parameters, then of X when input_grad) in PyTorch."""
+    leaves, inputs = [t64(w) for w in arrays], t64(X, grad=input_grad)
+    h, loss = network_loss(leaves, inputs, y, no_relu, bend)
     grads = torch.autograd.grad(loss, leaves + [inputs] if input_grad else leaves)
     return h.detach().numpy(), loss.item(), [g.numpy() for g in grads]
 
@@ -694,7 +699,11 @@ def worst_error(arrays, X, y, bend, h=None):
         _, _, numeric = torch_network(arrays, X, y, bend=bend)
     else:
         moved = [np.array(a, dtype=np.float64) for a in arrays]
-        numeric = differences(lambda: torch_network(moved, X, y, bend=bend)[1], moved, h)
+        # torch.from_numpy shares `moved`, so each difference sees the entry it moved; no graph is
+        # recorded, since only the loss is needed, twice per entry.
+        leaves, inputs = [torch.from_numpy(a) for a in moved], t64(X, grad=False)
+        with torch.no_grad():
+            numeric = differences(lambda: network_loss(leaves, inputs, y, bend=bend)[1].item(), moved, h)
     return max(float(np.max(np.abs(t - e) / np.maximum(1.0, np.abs(e)))) for t, e in zip(numeric, engine))
 
 
