@@ -46,7 +46,7 @@ _function = type(lambda: None)
 _probe_code = {}  # source -> code: every case of a lab sends the same probes, compiled once here
 _asarray, _prod = numpy.asarray, math.prod
 _PLAIN = (bool, int, float, str, type(None))
-_MAX_ITEMS = 100_000  # scalar_engine's deepest hidden graph reports each of its 10,001 nodes
+MAX_ITEMS = 100_000  # scalar_engine's deepest hidden graph reports each of its 10,001 nodes
 _MAX_STRING = 2000
 # The largest reply of the labs' solved notebooks is 10.7 MB: a forward-mode case of 500,000
 # entries that only one forward pass can answer in time (tensor_engine's C; the others are under
@@ -67,7 +67,7 @@ def _plain_tree(value, depth):
     Tuples and dicts are not: JSON would not give them back as they were."""
     kind = _type(value)
     if kind is list:
-        return depth < 6 and _len(value) <= _MAX_ITEMS and all(_plain_tree(item, depth + 1) for item in value)
+        return depth < 6 and _len(value) <= MAX_ITEMS and all(_plain_tree(item, depth + 1) for item in value)
     return kind in _PLAIN and (kind is not str or _len(value) <= _MAX_STRING)
 
 
@@ -91,10 +91,10 @@ def encode(value, depth=0):
         return {"kind": "scalar", "dtype": value.dtype.str, "data": encode(_asarray(value))["data"]
                 if value.dtype.kind in "biuf" else None}
     if depth < 6 and kind in (tuple, list):
-        return {"kind": kind.__name__, "items": [encode(item, depth + 1) for item in value[:_MAX_ITEMS]]}
+        return {"kind": kind.__name__, "items": [encode(item, depth + 1) for item in value[:MAX_ITEMS]]}
     if depth < 6 and kind is dict:
         return {"kind": "dict", "items": [[encode(k, depth + 1), encode(v, depth + 1)]
-                                          for k, v in list(_dict.items(value))[:_MAX_ITEMS]]}
+                                          for k, v in list(_dict.items(value))[:MAX_ITEMS]]}
     return {"kind": "object", "type": _str(kind.__qualname__) if _type(kind.__qualname__) is str else "?"}
 
 

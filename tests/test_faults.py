@@ -18,7 +18,7 @@ from autograder.labs import course_labs
 from autograder.sandbox import Limits, Worker, parse_reply, remove_tree
 from autograder.submission import Step
 from autograder.vocabulary import Case
-from autograder.worker import MAX_REPLY, QUOTED, REPLY_NESTING, decode, encode
+from autograder.worker import MAX_ITEMS, MAX_REPLY, QUOTED, REPLY_NESTING, decode, encode
 from tests.adversarial.faults import REPLY_PIPE
 from tests.helpers import ROOT, grade_command, lab_notebook, results_in
 from tests.test_pool import pool  # noqa: F401 -- the warm pool fixture, for the warm cases
@@ -116,7 +116,7 @@ def test_plain_lists_come_back_bit_for_bit_and_with_their_types():
     assert [type(item) for item in back[7]] == [int, bool, type(None), str]
 
 
-@pytest.mark.parametrize("forged", [[{"a": 1}], [[[[[[[1]]]]]]], ["x" * 5000], [0] * 10_001],
+@pytest.mark.parametrize("forged", [[{"a": 1}], [[[[[[[1]]]]]]], ["x" * 5000], [0] * (MAX_ITEMS + 1)],
                          ids=["dict-inside", "too-deep", "long-string", "too-long"])
 def test_decode_refuses_plain_lists_encode_never_makes(forged):
     with pytest.raises(ValueError):
