@@ -22,10 +22,22 @@ from course.labs import ROOT, find_labs
 from course.release import solved_notebook, student_notebook
 
 
+# Beside each notebook, so that `nbgrader validate` run in the lab's folder (or JupyterLab's
+# Validate button in a server started there) reads it: nbgrader's default of 30 s per cell is
+# shorter than a training cell takes on a busy machine, and validation then ends in a "fatal
+# error" that says nothing about the student's work. 600 s is the grader's own nbgrader setting.
+VALIDATE_CONFIG = """\
+# Read by `nbgrader validate` run in this folder: the course's time limit for one cell.
+c = get_config()  # noqa: F821
+c.Execute.timeout = 600
+"""
+
+
 def write_lab(lab, notebook, folder):
-    """Write `notebook` and the lab's data files into `folder`."""
+    """Write `notebook`, the lab's data files and the validation settings into `folder`."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{lab.name}.ipynb").write_text(nbformat.writes(notebook) + "\n", encoding="utf-8")
+    (folder / "nbgrader_config.py").write_text(VALIDATE_CONFIG, encoding="utf-8")
     lab.copy_data(folder)
 
 

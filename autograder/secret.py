@@ -52,15 +52,17 @@ def _long_enough(secret, where):
 
 def _create(path):
     """Write a new random secret to `path`, readable by its owner alone. It is written aside and
-    linked into place, which fails if another process got there first: then that one's stands."""
-    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    linked into place, which fails if another process or thread got there first: then that one's
+    stands. The name aside is random, not the PID, because the threads of a batch share a PID."""
+    partial = path.with_name(f".{path.name}.{secrets.token_hex(8)}.partial")
+    descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
-        descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(descriptor, "wb") as file:
             file.write(secrets.token_bytes(NEW_SECRET_BYTES))
-        os.link(partial, path)
-    except FileExistsError:
-        pass
+        try:
+            os.link(partial, path)
+        except FileExistsError:
+            pass
     finally:
         partial.unlink(missing_ok=True)
 

@@ -11,6 +11,8 @@ import re
 import secrets
 import shutil
 import subprocess
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import nbformat
 import numpy as np
@@ -121,6 +123,25 @@ def test_the_secret_comes_from_the_file_given_then_the_environment_then_the_cour
     given = tmp_path / "given"
     given.write_bytes(secrets.token_bytes(20))
     assert course_secret(given) == given.read_bytes()
+
+
+def test_threads_that_need_the_secret_first_all_get_the_one_made(tmp_path, monkeypatch):
+    """A fresh checkout's first batch: its grading threads (one PID) ask for the secret at once."""
+    monkeypatch.delenv(secret_module.ENVIRONMENT, raising=False)
+    start = threading.Barrier(16)
+
+    def ask(_):
+        start.wait()
+        return course_secret()
+
+    for attempt in range(20):  # the race is lost only now and then
+        folder = tmp_path / str(attempt)
+        folder.mkdir()
+        monkeypatch.setattr(secret_module, "SECRET_FILE", folder / ".autograder-secret")
+        with ThreadPoolExecutor(max_workers=16) as threads:
+            got = set(threads.map(ask, range(16)))
+        assert got == {secret_module.SECRET_FILE.read_bytes()}
+        assert [p.name for p in folder.iterdir()] == [".autograder-secret"]
 
 
 def test_a_secret_that_is_missing_or_short_is_refused_by_name(tmp_path, monkeypatch):

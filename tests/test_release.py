@@ -51,6 +51,16 @@ def test_release_ships_the_data_beside_the_notebook(release_dir, lab):
         assert (release_dir / lab.name / "data" / name).read_bytes() == (ROOT / "data" / name).read_bytes()
 
 
+def test_nbgrader_validate_in_the_lab_folder_allows_the_courses_cell_time(release_dir, lab):
+    """nbgrader's own default (30 s a cell) fails a training cell on a busy machine with a fatal
+    error that says nothing about the student's work; the release's config lifts it."""
+    read_there = subprocess.run(
+        [sys.executable, "-c", "from nbgrader.apps import ValidateApp\nfrom nbgrader.preprocessors import Execute\n"
+         "app = ValidateApp()\napp.initialize([])\nprint(Execute(parent=app).timeout)"],
+        cwd=release_dir / lab.name, capture_output=True, text=True, timeout=120)
+    assert read_there.stdout.split()[-1:] == ["600"], read_there.stdout + read_there.stderr
+
+
 def test_no_line_of_any_reference_cell_reaches_the_release(lab, release_dir):
     text = "\n".join(fold(line) for cell in release_notebook(release_dir, lab).cells
                      for line in cell.source.splitlines())
