@@ -31,8 +31,12 @@ class Row:
     visible_message: str
     grader_caught: bool
     lost: int
-    others_intact: bool
+    elsewhere: dict  # {activity that does not call the mistake yet lost points: its feedback}
     grader_message: str
+
+    @property
+    def others_intact(self):
+        return not self.elsewhere
 
 
 def patched(reference, code):
@@ -146,10 +150,10 @@ def _run_mistakes(lab, mistakes, options, jobs, visible):
         tests = {test["name"]: test for test in graded[submission]["tests"]}
         mine = tests.get(mistake.activity, {"score": 0, "max_score": 0, "output": graded[submission]["output"]})
         callers = set() if options.rejudge else {a for a, needs in depends.items() if mistake.activity in needs}
-        intact = all(t["score"] == t["max_score"] for key, t in tests.items()
-                     if key != mistake.activity and key not in callers)
+        elsewhere = {key: t["output"] for key, t in tests.items()
+                     if key != mistake.activity and key not in callers and t["score"] != t["max_score"]}
         caught = bool(tests) and mine["score"] == 0 and mistake.hint in mine["output"]
-        rows.append(Row(mistake, seen, seen_message, caught, mine["max_score"] - mine["score"], intact,
+        rows.append(Row(mistake, seen, seen_message, caught, mine["max_score"] - mine["score"], elsewhere,
                         mine["output"]))
     return rows
 
@@ -180,6 +184,8 @@ def print_table(rows):
     for row in rows:
         if not (row.grader_caught and row.others_intact):
             print(f"\ngrader on '{row.mistake.description}' ({row.mistake.activity}): {row.grader_message}")
+        for activity, message in row.elsewhere.items():
+            print(f"\ngrader on '{row.mistake.description}', in activity {activity}, which does not call it: {message}")
         if not row.visible_caught:
             print(f"\nvisible check on '{row.mistake.description}' ({row.mistake.activity}): {row.visible_message}")
     print()

@@ -34,5 +34,5 @@ def test_a_stubbed_function_fails_its_activity(lab):
     assert passed == {}, "activities that pass with one of their functions a stub (no probe calls it): " + str(passed)
     # Judged on the student's engine: the activities that call the stub fail with it (their
     # re-grade is tests/test_grading.py's), every other one keeps its points.
-    elsewhere = [row.mistake.description for row in rows if not row.others_intact]
-    assert elsewhere == [], "stubs that cost points in an activity that does not call them: " + str(elsewhere)
+    elsewhere = {row.mistake.description: row.elsewhere for row in rows if not row.others_intact}
+    assert elsewhere == {}, "stubs that cost points in an activity that does not call them: " + str(elsewhere)

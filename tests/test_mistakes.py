@@ -37,7 +37,7 @@ def test_grader_catches_every_mistake_and_only_in_its_activity(rows, lab, record
     for row in rows:
         what = f"{row.mistake.activity}: {row.mistake.description}"
         assert row.lost == lab.activities[row.mistake.activity].points, f"{what} lost {row.lost}: {row.grader_message}"
-        assert row.others_intact, f"{what} cost points in an activity that does not call it"
+        assert row.others_intact, f"{what} cost points in an activity that does not call it: {row.elsewhere}"
         assert row.grader_caught, f"{what}: the message does not mention {row.mistake.hint!r}: {row.grader_message}"
 
 
