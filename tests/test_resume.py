@@ -27,9 +27,12 @@ def sqlite(out):
 def stopped(a_class, out, records, how):
     """Start grading the class into `out`, and once `records` results are written, interrupt it
     `how` (SIGINT to its process group, as Ctrl-C does; SIGKILL to the client alone, which can
-    tidy nothing up). Returns what the client printed and its exit status."""
+    tidy nothing up). Returns what the client printed and its exit status. The client starts with
+    Ctrl-C's default action, as a terminal's foreground job does: a suite started in the background
+    (`make test &`) hands its processes SIGINT ignored, and Python then keeps ignoring it."""
     run = subprocess.Popen(grade_class(a_class, "--out", out, "--jobs", "2"), cwd=ROOT, stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, text=True, start_new_session=True)
+                           stderr=subprocess.STDOUT, text=True, start_new_session=True,
+                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         wait_for(lambda: json_count(out) >= records, f"result {records}", run)
         os.killpg(run.pid, how) if how == signal.SIGINT else run.send_signal(how)
