@@ -48,10 +48,16 @@ def main(argv=None):
                               "course root, if there is one; see autograder/lateness.py)")
     catalogue = commands.add_parser("mistakes", help="run a lab's catalogue of wrong answers through the checks")
     catalogue.add_argument("--lab", action="append", help="a lab to run (repeatable; default: every lab)")
+    prints = commands.add_parser("fingerprints", help="build the stored fingerprints of a lab's catalogue, "
+                                                      "which name the mistake a failing answer behaves like")
+    prints.add_argument("--lab", action="append", help="a lab to build (repeatable; default: every lab)")
+    prints.add_argument("--check", action="store_true", help="build nothing; fail when a lab's file is out of date")
+    prints.add_argument("--measure", type=int, metavar="SEED",
+                        help="build nothing; diagnose the catalogue and the lab's variants.py on this seed")
     bundle = commands.add_parser("gradescope", help="write a lab's Gradescope autograder bundle")
     bundle.add_argument("lab", help="the lab, as named in source/")
     bundle.add_argument("--out", required=True, metavar="FILE.zip", help="where the bundle goes")
-    for command in (grading, catalogue):
+    for command in (grading, catalogue, prints):
         command.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="submissions graded at once")
         command.add_argument("--cell-timeout", type=float, default=60.0, metavar="S",
                              help="seconds for one cell or one check (default 60)")
@@ -64,7 +70,7 @@ def main(argv=None):
                              help="bubblewrap isolation: auto uses it when it works here")
         command.add_argument("--no-pool", action="store_true",
                              help="start every worker cold instead of forking it from a warm zygote")
-    for command in (grading, catalogue, bundle):
+    for command in (grading, catalogue, prints, bundle):
         command.add_argument("--secret-file", metavar="PATH",
                              help="the course secret, which chooses each submission's hidden inputs (default: "
                                   "$AUTOGRADER_SECRET, else .autograder-secret in the course root, made on first use)")
@@ -73,6 +79,10 @@ def main(argv=None):
         from autograder.gradescope.bundle import write_bundle
 
         return write_bundle(args.lab, args.out, args.secret_file)
+    if args.command == "fingerprints" and args.check:  # reads files only
+        from autograder.commands import command_fingerprints
+
+        return command_fingerprints(args, None)
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")
     # The zygote imports PyTorch and the rest while this process imports the grader: start it first.
@@ -83,9 +93,10 @@ def main(argv=None):
     # grammar for seconds; notebooks never need its IRI formats, so the grader goes without.
     sys.modules.setdefault("rfc3987_syntax", None)
     try:
-        from autograder.commands import command_grade, command_mistakes
+        from autograder.commands import command_fingerprints, command_grade, command_mistakes
 
-        return (command_grade if args.command == "grade" else command_mistakes)(args, pool)
+        command = {"grade": command_grade, "mistakes": command_mistakes, "fingerprints": command_fingerprints}
+        return command[args.command](args, pool)
     finally:
         if pool is not None:
             pool.close()

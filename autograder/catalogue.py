@@ -126,15 +126,23 @@ def _run_catalogue(grading, options, jobs, visible, only):
     return _run_mistakes(grading.lab, mistakes, options, jobs, visible)
 
 
+def mistaken(lab, solved, mistake):
+    """(answer, notebook): the solved notebook with `mistake` in its activity's answer cell."""
+    answer = patched(lab.activities[mistake.activity].reference.source, mistake.code)
+    notebook = copy.deepcopy(solved)
+    next(c for c in notebook.cells if c.id == f"{mistake.activity}-answer").source = answer
+    return answer, notebook
+
+
 def _run_mistakes(lab, mistakes, options, jobs, visible):
     depends = grading_for(lab.name).depends
     solved = solved_notebook(lab, student_notebook(lab))
-    answers = [patched(lab.activities[m.activity].reference.source, m.code) for m in mistakes]
+    answers = []
     with tempfile.TemporaryDirectory() as scratch:
         named = []
-        for number, (mistake, answer) in enumerate(zip(mistakes, answers), start=1):
-            notebook = copy.deepcopy(solved)
-            next(c for c in notebook.cells if c.id == f"{mistake.activity}-answer").source = answer
+        for number, mistake in enumerate(mistakes, start=1):
+            answer, notebook = mistaken(lab, solved, mistake)
+            answers.append(answer)
             path = Path(scratch) / f"mistake-{number:02d}.ipynb"
             nbformat.write(notebook, path)
             named.append(Submission(path.stem, lab.name, path, expected=lab.name))
@@ -164,16 +172,34 @@ def outcomes_by_seed(lab_name, notebook, seeds, options, activities=None):
     notebook's program runs once per worker and every seed's cases are asked of that worker, so
     that a seed costs only its checks: for showing that a lab's verdicts hold whatever the seed
     (the reference passes, a catalogued mistake fails)."""
-    grading = grading_for(lab_name)
     with warm(options) as options:
-        sessions = Sessions(grading.lab, program(grading.lab, notebook), options,
-                            Clock(options.limits.submission_seconds), grading)
-        try:
-            return {activity: [judge_activity(sessions.of(activity), grading.probes,
-                                              grading_for(lab_name, seed).cases[activity]) for seed in seeds]
-                    for activity in activities or grading.lab.activities}
-        finally:
-            sessions.close()
+        return _outcomes_by_seed(grading_for(lab_name), notebook, seeds, options, activities)
+
+
+def _outcomes_by_seed(grading, notebook, seeds, options, activities=None):
+    sessions = Sessions(grading.lab, program(grading.lab, notebook), options,
+                        Clock(options.limits.submission_seconds), grading)
+    try:
+        return {activity: [judge_activity(sessions.of(activity), grading.probes,
+                                          grading_for(grading.lab.name, seed).cases[activity]) for seed in seeds]
+                for activity in activities or grading.lab.activities}
+    finally:
+        sessions.close()
+
+
+def fingerprints_by_seed(lab_name, mistakes, seeds, options, jobs):
+    """[[the fingerprint of its activity for each of `seeds`] for each of `mistakes`]: each wrong
+    answer's activity judged as grading judges it, on the reference engine for the rest."""
+    grading = grading_for(lab_name)
+    solved = solved_notebook(grading.lab, student_notebook(grading.lab))
+
+    def prints(mistake):
+        notebook = mistaken(grading.lab, solved, mistake)[1]
+        outcomes = _outcomes_by_seed(grading, notebook, seeds, options, [mistake.activity])[mistake.activity]
+        return [outcome.fingerprint for outcome in outcomes]
+
+    with warm(options) as options, ThreadPoolExecutor(max_workers=jobs) as threads:
+        return list(threads.map(prints, mistakes))
 
 
 def print_table(rows):

@@ -39,6 +39,39 @@ def command_mistakes(args, pool):
     return 0
 
 
+def command_fingerprints(args, pool):
+    from autograder.fingerprints import REBUILD, build, catalogue_answers, check, measure, rates, variant_answers
+
+    labs = args.lab or sorted(gradable_labs())
+    if args.check:
+        stale = check(labs)
+        print("\n".join(stale) or f"fingerprints current for {', '.join(labs)}")
+        return 1 if stale else 0
+    options = grading_options(args, pool, course_secret(args.secret_file))
+    for lab_name in labs:
+        print(f"== {lab_name}")
+        if args.measure is None:
+            for activity, names in build(lab_name, options, args.jobs):
+                print(f"activity {activity}: not named, the cases cannot tell these apart and their advice "
+                      f"differs: {'; '.join(names)}")
+            print(f"wrote the fingerprints ({REBUILD.format(lab=lab_name)})")
+            continue
+        if check([lab_name]):
+            raise SystemExit("\n".join(check([lab_name])))
+        for kind, answers in (("catalogue", catalogue_answers(lab_name)), ("variants", variant_answers(lab_name))):
+            measured = measure(lab_name, answers, args.measure, options, args.jobs)
+            failing, diagnosed, right = rates(measured)
+            for m in measured:
+                if m.failed and m.named and not m.right:
+                    print(f"  WRONG {m.answer!r} ({m.of}) named as {list(m.named)}")
+                elif m.failed and not m.named:
+                    print(f"  none  {m.answer!r} ({m.of})")
+            print(f"{kind}: {len(answers)} answers, {failing} fail on seed {args.measure}, {diagnosed} diagnosed "
+                  f"(coverage {diagnosed / max(failing, 1):.0%}), {right} rightly "
+                  f"(precision {right / max(diagnosed, 1):.0%})")
+    return 0
+
+
 def command_grade(args, pool):
     secret = course_secret(args.secret_file)  # a missing or short secret file is said before anything is done
     course = read_course(args.course, course_labs())

@@ -9,9 +9,11 @@ import os
 import tempfile
 import time
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from autograder.diagnosis import diagnose, known_for
+from autograder.case_tokens import NOT_RUN, PASSED, STOPPED, failed, raised
 from autograder.labs import LabNotGradable, course_labs, grading_for
 from autograder.errors import GraderError
 from autograder.policy import NEEDED_PYTORCH, hidden_for, pytorch_mentions
@@ -47,6 +49,7 @@ class Options:
     secret: bytes = None  # the course secret (autograder/secret.py); None: course_secret()
     seed: int = None  # the hidden inputs' seed, where the caller derived it (a Dask task carries its own)
     rejudge: bool = True  # judge failed dependents again on the reference engine (the catalogue does not)
+    diagnose: bool = True  # name the catalogued mistake a failing activity behaves like (autograder/diagnosis.py)
 
 
 class OutOfTime(Exception):
@@ -60,6 +63,7 @@ class Outcome:
     untouched: bool = False  # the activity's answer cell still holds the stub
     stopped: bool = False  # a hidden check hung or killed the worker: the engine cannot be run again
     deferred: tuple = ()  # not run on the submission's engine, whose activities `deferred` stopped
+    fingerprint: tuple = ()  # a token per hidden case (autograder/case_tokens.py)
 
 
 class Clock:
@@ -299,6 +303,7 @@ def judge_activity(session, probes, cases, quiet=False):
     submission's own words out of the messages, and stops at the first failure: a re-grade
     needs only whether the activity passes, and which check failed first."""
     failures, stopped, needed = [], None, False  # failures: (the check's number, what went wrong)
+    tokens = []
     for number, case in enumerate(cases, start=1):
         if quiet and failures:
             break
@@ -308,10 +313,12 @@ def judge_activity(session, probes, cases, quiet=False):
             reply = session.ask(request)
         except WorkerFailure as failure:
             failures.append((number, f"{case.title}: {failure}"))
+            tokens.append(STOPPED)
             stopped = number
             break
         if "error" in reply:
             failures.append((number, f"{case.title}: raised {quoted_error(reply, request['source'], quiet)}"))
+            tokens.append(raised(quoted(reply.get("error", "?"), 80)))
             needed = needed or (bool(session.hidden) and reply.get("unavailable", False))
             continue
         try:
@@ -319,11 +326,13 @@ def judge_activity(session, probes, cases, quiet=False):
                 problem = judged(case, reply)
         except Exception:  # a reply the judge cannot read is a wrong answer, never a crash
             problem = f"{case.title}: returned something the grader could not read"
+        tokens.append(failed(case.title, problem) if problem else PASSED)
         if problem:
             failures.append((number, problem))
     total = len(cases)
+    fingerprint = tuple(tokens) + (NOT_RUN,) * (total - len(tokens))
     if not failures:
-        return Outcome(True, f"passed all {plural(total, 'hidden check')}")
+        return Outcome(True, f"passed all {plural(total, 'hidden check')}", fingerprint=fingerprint)
     (first, said), halted = failures[0], stopped is not None
     if quiet:
         return Outcome(False, f"failed hidden check {first} of {total}: {said}", stopped=halted)
@@ -334,7 +343,7 @@ def judge_activity(session, probes, cases, quiet=False):
                    f"were not run" + (f"; {earlier} of the {plural(stopped - 1, 'check')} before it failed"
                                       if earlier else ""))
     needed = f"{NEEDED_PYTORCH} " if needed else ""
-    return Outcome(False, f"{summary}. {needed}The first failure: {said}", stopped=halted)
+    return Outcome(False, f"{summary}. {needed}The first failure: {said}", stopped=halted, fingerprint=fingerprint)
 
 
 def quoted(text, limit=QUOTED):
@@ -407,6 +416,7 @@ def grade(path, options=Options(), expected_lab=None):
         return error_result(name, path, error.kind, str(error), started, lab.name), {}
     finally:
         sessions.close()
+    diagnoses = name_mistakes(grading, outcomes) if options.diagnose else {}
     if status == "graded" and options.rejudge:
         rejudge_with_reference_engine(grading, steps, outcomes, options, clock)
     found = answers(lab, notebook)
@@ -414,7 +424,26 @@ def grade(path, options=Options(), expected_lab=None):
     result = activity_result(name, path, lab, outcomes, problems, status, started)
     result["extra_data"]["phases"] = {key: round(value, 3) for key, value in clock.phases.items()}
     result["extra_data"]["cpu_seconds"] = round(clock.spent, 2)
+    result["extra_data"]["diagnoses"] = {activity: {"mistakes": list(d.mistakes), "advice": d.advice,
+                                                    "matched_on": d.tier} for activity, d in diagnoses.items()}
     return result, found
+
+
+def name_mistakes(grading, outcomes):
+    """{activity: Diagnosis} for the failed activities that behave like a catalogued mistake, whose
+    messages gain the diagnosis. An activity is diagnosed only when the activities it calls
+    passed: otherwise its cases ran on the student's other slips too."""
+    diagnoses = {}
+    for activity, outcome in outcomes.items():
+        if outcome.passed or outcome.untouched or outcome.deferred:
+            continue
+        if not all(outcomes.get(need, outcome).passed for need in grading.depends.get(activity, ())):
+            continue
+        diagnosis = diagnose(outcome.fingerprint, known_for(grading, activity))
+        if diagnosis is not None:
+            outcomes[activity] = replace(outcome, message=f"{outcome.message.rstrip('.')}. {diagnosis.sentence()}")
+            diagnoses[activity] = diagnosis
+    return diagnoses
 
 
 def by_worker(grading):

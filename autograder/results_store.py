@@ -121,12 +121,14 @@ def grader_version():
 
 @cache
 def lab_version(lab_name):
-    """Changes with the lab's instructor notebook, grading knowledge or data; None for no lab."""
+    """Changes with the lab's instructor notebook, grading knowledge (its fingerprints too) or data;
+    None for no lab."""
     lab = course_labs().get(lab_name)
     if lab is None:
         return None
     data = [ROOT / "data" / name for name in lab.data_files if (ROOT / "data" / name).is_file()]
-    return _digest([lab.path, *(ROOT / "autograder" / "labs" / lab_name).rglob("*.py"), *data])
+    knowledge = [path for pattern in ("*.py", "*.json") for path in (ROOT / "autograder" / "labs" / lab_name).rglob(pattern)]
+    return _digest([lab.path, *knowledge, *data])
 
 
 def notebook_digest(path):

@@ -7,7 +7,9 @@ from every record in the results folder, so that they always show the whole clas
   order: the labs by name, each lab's activities in its notebook's order;
 * `grades-<lab>.csv`: the same rows for one lab, its activities' columns named by id alone;
 * `course.csv`: one row per student, and for each lab its required points, its bonus points
-  (both after any late penalty) and its status (`missing` where there is no record).
+  (both after any late penalty) and its status (`missing` where there is no record);
+* `diagnoses.csv`: one row per known mistake the grader named (autograder/diagnosis.py), by lab
+  and activity: how many students' answers behave like it, and who, the most common first.
 
 Each file is written whole or not at all, and no cell of them is a formula.
 """
@@ -94,7 +96,20 @@ def write_tables(out):
                 for (student, name), result in sorted(records.items()) if name == lab]
         atomic_write(out / f"grades-{lab}.csv", csv_text(COMMON[:1] + COMMON[2:] + orders[lab], rows))
     atomic_write(out / "course.csv", course_sheet(records))
+    atomic_write(out / "diagnoses.csv", diagnoses_sheet(records))
     return records
+
+
+def diagnoses_sheet(records):
+    """diagnoses.csv: a row per (lab, activity, named mistakes), with the students named so."""
+    named = {}
+    for (student, lab), result in sorted(records.items()):
+        for activity, diagnosis in result["extra_data"].get("diagnoses", {}).items():
+            key = (lab, activity, " / ".join(diagnosis["mistakes"]), diagnosis["advice"])
+            named.setdefault(key, []).append(student)
+    rows = [[*key[:3], len(students), " ".join(students), key[3]]
+            for key, students in sorted(named.items(), key=lambda item: (-len(item[1]), item[0]))]
+    return csv_text(["lab", "activity", "mistake", "students", "who", "advice"], rows)
 
 
 def course_sheet(records):

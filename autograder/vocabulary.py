@@ -39,6 +39,18 @@ class Mistake:
     description: str
     hint: str  # a word the grader's message must contain, so that it points at the wrong quantity
     code: str  # function definitions that replace the reference's
+    # What a student whose answer behaves like this one reads (autograder/diagnosis.py): what the
+    # answer does wrong and where to look, never the line that fixes it.
+    advice: str = ""
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A catalogued mistake's slip written another way, kept apart from the catalogue: the
+    fingerprints are built from the catalogue alone, and variants measure how they generalise."""
+    of: str  # the description of the catalogued Mistake it is a variant of
+    description: str
+    code: str  # function definitions that replace the reference's
 
 
 def plural(count, word, many=None):

@@ -3,8 +3,9 @@
     python -m course.new_lab NAME        (or: make new-lab NAME=...)
 
 Writes source/NAME/NAME.py (the instructor notebook: one activity, `square_vjp`) and
-autograder/labs/NAME/ (cases.py, probes.py, mistakes.py), checks them as the grader will,
-executes the notebook into its paired .ipynb and rebuilds release/. If any step fails, what
+autograder/labs/NAME/ (cases.py, probes.py, mistakes.py, variants.py), checks them as the grader will,
+executes the notebook into its paired .ipynb, rebuilds release/ and builds the catalogue's
+fingerprints (autograder/labs/NAME/fingerprints.json). If any step fails, what
 was written is removed again, so the command can simply be run again.
 """
 import importlib
@@ -208,7 +209,10 @@ MISTAKES = '''\
 """Wrong answers students plausibly write for __LAB__: the grader must catch each one.
 
 Each mistake replaces functions of its activity's reference answer; `hint` is a word the
-grader's message must contain. Check with `python -m autograder mistakes --lab __LAB__`.
+grader's message must contain; `advice` is what a student whose answer behaves like it reads:
+what the answer does wrong and where to look, never the line that fixes it. Check with
+`python -m autograder mistakes --lab __LAB__`; after any change to the cases or the mistakes,
+`python -m autograder fingerprints --lab __LAB__` rebuilds what names them.
 """
 from autograder.vocabulary import Mistake
 
@@ -216,15 +220,44 @@ MISTAKES = [
     Mistake("1", "forgets the incoming adjoint v", "x_bar", """
 def square_vjp(x, v):
     return 2 * x
-"""),
+""", advice="Your VJP returns the local derivative alone: the adjoint v that arrives from the output "
+            "must scale it."),
     Mistake("1", "drops the factor 2 of the derivative", "x_bar", """
 def square_vjp(x, v):
     return x * v
-"""),
+""", advice="Your VJP is half the right size everywhere: differentiate x squared again."),
     Mistake("1", "right values, but written into x in place", "in place", """
 def square_vjp(x, v):
     x *= 2 * v
     return x
+""", advice="Your VJP writes its result into x, the caller's array: compute into a new array."),
+]
+'''
+
+
+VARIANTS = '''\
+"""The catalogue's slips written another way: they measure how well the grader names a mistake
+it was not built from (`python -m autograder fingerprints --lab __LAB__ --measure 99`).
+"""
+from autograder.vocabulary import Variant
+
+VARIANTS = [
+    Variant("forgets the incoming adjoint v", "doubles x and stops there", """
+def square_vjp(x, v):
+    return x + x
+"""),
+    Variant("drops the factor 2 of the derivative", "scales a copy of x by v", """
+def square_vjp(x, v):
+    x_bar = x.copy()
+    x_bar *= v
+    return x_bar
+"""),
+    Variant("right values, but written into x in place", "multiplies into x with out=", """
+import numpy as np
+
+
+def square_vjp(x, v):
+    return np.multiply(2 * v, x, out=x)
 """),
 ]
 '''
@@ -252,7 +285,7 @@ def files_for(name, root=ROOT):
     """Where each template goes, with the lab's name filled in."""
     grading = root / "autograder" / "labs" / name
     texts = {root / "source" / name / f"{name}.py": NOTEBOOK, grading / "cases.py": CASES,
-             grading / "probes.py": PROBES, grading / "mistakes.py": MISTAKES}
+             grading / "probes.py": PROBES, grading / "mistakes.py": MISTAKES, grading / "variants.py": VARIANTS}
     return {path: text.replace("__LAB__", name) for path, text in texts.items()}
 
 
@@ -279,11 +312,21 @@ def create(name):
         print(f"executed {lab.path.with_suffix('.ipynb').relative_to(ROOT)}")
         if build_student.main([]) != 0:
             raise LabError("build_student.py refused the release (its message is above)")
+        build_fingerprints(name)
+        print(f"wrote autograder/labs/{name}/fingerprints.json")
     except BaseException:
         for folder in folders:
             shutil.rmtree(folder, ignore_errors=True)
         print(f"course.new_lab: removed what was written for {name}", file=sys.stderr)
         raise
+
+
+def build_fingerprints(name):
+    from autograder.fingerprints import build
+    from autograder.grade import Options
+
+    for activity, names in build(name, Options(), jobs=2):
+        print(f"activity {activity}: the hidden cases cannot tell these mistakes apart: {'; '.join(names)}")
 
 
 def main(argv):
@@ -300,7 +343,8 @@ def main(argv):
           f"  1. edit source/{name}/{name}.py and autograder/labs/{name}/ (cases, probes, mistakes)\n"
           f"  2. make instructor LAB={name}   (executes the notebook into its .ipynb)\n"
           f"  3. make release   (rebuilds release/)\n"
-          f"  4. make test   (python -m autograder mistakes --lab {name} shows what the grader catches)\n"
+          f"  4. python -m autograder fingerprints --lab {name}   (after any change to cases or mistakes)\n"
+          f"  5. make test   (python -m autograder mistakes --lab {name} shows what the grader catches)\n"
           f"Then commit source/{name}/, autograder/labs/{name}/ and release/{name}/.")
     return 0
 

@@ -49,6 +49,7 @@ def test_the_bundle_carries_the_grader_and_this_lab_alone(bundle, lab):
               "autograder/policy.py", "autograder/unavailable/__init__.py",
               f"source/{lab.name}/{lab.name}.py", f"release/{lab.name}/{lab.name}.ipynb",
               *(f"autograder/labs/{lab.name}/{part}.py" for part in ("cases", "probes", "mistakes")),
+              f"autograder/labs/{lab.name}/fingerprints.json",
               *(f"data/{name}" for name in lab.data_files)}
     assert needed <= held, sorted(needed - held)
     others = [other.name for other in LABS if other is not lab]
@@ -147,7 +148,7 @@ def test_run_autograder_grades_as_the_grade_command(bundle, lab, release_dir, so
             assert results[key] == ours[key], (name, key)
         assert results["extra_data"]["status"] == ours["status"] == "graded"
         assert results["extra_data"]["max_score"] == ours["max_score"]
-        for key in ("required", "bonus", "summary", "lab_version", "grader_version"):
+        for key in ("required", "bonus", "summary", "lab_version", "grader_version", "diagnoses"):
             assert results["extra_data"][key] == ours["extra_data"][key], (name, key)
     assert on_gradescope["solved"]["score"] == all_points(lab) and on_gradescope["blank"]["score"] == 0
     assert {test["name"] for test in on_gradescope["wrong"]["tests"] if test["status"] == "failed"} == {wrong}

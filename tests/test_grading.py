@@ -2,6 +2,7 @@
 finishes. Points and activities come from the lab."""
 import csv
 import hashlib
+import re
 import subprocess
 import sys
 
@@ -9,6 +10,7 @@ import nbformat
 import pytest
 
 from autograder.catalogue import patched
+from autograder.diagnosis import SAYS, diagnose, known_for, stored
 from autograder.labs import grading_for
 from tests.adversarial.common import wrong_answer
 from tests.helpers import (CELL_TIMEOUT, LABS, ROOT, all_points, comparable, lab_notebook, nbgrader, read, required_points,
@@ -67,6 +69,20 @@ def rescue_chain(lab):
     return [depends[dependent][0], dependent, *caller]
 
 
+def steady_mistake(lab):
+    """The first catalogued mistake that gave the same token on every case for every seed of its
+    fingerprint, and names itself: one whose diagnosis does not hang on the batch's seed."""
+    grading = grading_for(lab.name)
+    prints = stored(lab.name)
+    for mistake in grading.mistakes:
+        cases = prints[mistake.description]
+        if all(len(tokens) == 1 for tokens in cases):
+            found = diagnose(tuple(tokens[0] for tokens in cases), known_for(grading, mistake.activity))
+            if found is not None and found.mistakes == (mistake.description,):
+                return mistake
+    raise AssertionError(f"{lab.name} has no catalogued mistake whose fingerprint is the same on every seed")
+
+
 @pytest.fixture(scope="module")
 def graded(lab, tmp_path_factory, release_dir, solved_dir):
     """One batch of this lab holding every kind of submission, graded with --jobs 2."""
@@ -91,6 +107,9 @@ def graded(lab, tmp_path_factory, release_dir, solved_dir):
     for activity in later:
         hanging = with_answer(hanging, activity, wrong_answer(lab, activity))
     save(hanging, folder, "hang-chain")
+    known = steady_mistake(lab)
+    reference = lab.activities[known.activity].reference.source
+    save(with_answer(solved, known.activity, patched(reference, known.code)), folder, "known-mistake")
     save(with_cell_after(solved, first, TORCH_ASIDE), folder, "pytorch-extra-cell")
     opening = next(iter(lab.activities.values()))
     save(with_answer(solved, opening.id, f"import torch\n\n{opening.reference.source}\n\n{TORCH_ASIDE}"), folder,
@@ -132,11 +151,13 @@ def test_solved_notebook_scores_full_marks_with_bonus_apart(graded, lab):
     bonus = all_points(lab) - required_points(lab)
     line = f"{required_points(lab)}/{required_points(lab)}" + (f" + {bonus} bonus" if bonus else "")
     assert result["output"].startswith(f"Score: {line}.")
+    assert result["extra_data"]["diagnoses"] == {}
 
 
 def test_blank_release_scores_zero_naming_each_missing_activity(graded, lab):
     result = graded[3]["blank"]
     assert result["score"] == 0 and failing(result) == set(lab.activities)
+    assert result["extra_data"]["diagnoses"] == {}, "an untouched stub is no known mistake"
     for test in result["tests"]:
         assert test["output"].startswith("not attempted") and f"Complete Activity {test['name']}:" in test["output"]
 
@@ -260,6 +281,30 @@ def test_feedback_page_per_submission_shows_points_and_failures(graded, lab):
     page = (out / "wrong-answer" / f"{lab.name}.html").read_text()
     assert f"0 / {activity.points}" in page and hint in page
     assert {p.parent.name for p in out.glob("*/*.html")} == set(results)
+
+
+def test_a_known_mistake_is_named_wherever_the_student_and_the_class_read(graded, lab, tmp_path):
+    _, out, _, results, _ = graded
+    known = steady_mistake(lab)
+    result = results["known-mistake"]
+    assert failing(result) == {known.activity}
+    said = f"{SAYS} {known.advice}"
+    assert said in next(t["output"] for t in result["tests"] if t["name"] == known.activity)
+    diagnosis = result["extra_data"]["diagnoses"]
+    assert list(diagnosis) == [known.activity] and diagnosis[known.activity]["mistakes"] == [known.description]
+    # The longest stretch of the advice that HTML writes as it is, whichever quotes a page escapes.
+    shown = max(re.split(r"[\'\"&<>]", said), key=len)
+    assert shown in (out / "known-mistake" / f"{lab.name}.html").read_text()
+    rows = list(csv.DictReader((out / "diagnoses.csv").open()))
+    assert {"lab": lab.name, "activity": known.activity, "mistake": known.description, "who": "known-mistake"} \
+        in [{key: row[key] for key in ("lab", "activity", "mistake", "who")} for row in rows]
+    passing = {name: r["extra_data"]["diagnoses"] for name, r in results.items() if r.get("tests")
+               and set(r["extra_data"].get("diagnoses", {})) - failing(r)}
+    assert passing == {}, "a diagnosis on an activity that passed"
+    course = [f"--CourseDirectory.root={out}", f"--CourseDirectory.db_url=sqlite:///{out / 'gradebook.db'}"]
+    run = nbgrader("generate_feedback", lab.name, "--student=known-mistake", *course, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert shown in (out / "feedback" / "known-mistake" / lab.name / f"{lab.name}.html").read_text()
 
 
 @FIRST_LAB_ONLY

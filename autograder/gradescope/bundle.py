@@ -24,6 +24,7 @@ def bundle_files(lab):
     grader = [*ROOT.glob("autograder/*.py"), *ROOT.glob("autograder/gradescope/*.py"),
               *ROOT.glob("autograder/unavailable/*.py"),
               ROOT / "autograder/labs/__init__.py", *ROOT.glob(f"autograder/labs/{lab.name}/*.py"),
+              *ROOT.glob(f"autograder/labs/{lab.name}/*.json"),
               *ROOT.glob("course/*.py")]
     release = ROOT / "release" / lab.name
     notebook = [lab.path, release / f"{lab.name}.ipynb", *(ROOT / "data" / name for name in lab.data_files),

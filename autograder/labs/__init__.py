@@ -28,7 +28,9 @@ A lab named ``<lab>`` is
                    process ever receives); what must be recorded before student code runs
                    again goes out through ``_observe`` (a Case's ``observations``);
   ``mistakes.py``  ``MISTAKES = [Mistake, ...]``: plausible wrong answers, at least three per
-                   activity, which the grader must catch (``python -m autograder mistakes``).
+                   activity, which the grader must catch (``python -m autograder mistakes``),
+                   each with the ``advice`` a student whose answer behaves like it reads
+                   (autograder/diagnosis.py).
 
 ``Case`` and ``Mistake`` come from ``autograder.vocabulary``, the one module of the grader that
 ``cases.py`` and ``mistakes.py`` import. ``probes.py`` imports nothing of the grader (it runs in
@@ -39,7 +41,7 @@ lower-case Python identifier that no installed module has. Nothing else in the g
 lab: it finds them in ``source/``.
 
 The check run when a lab is loaded (on the cases of ``CHECK_SEED``): every activity of the
-notebook has hidden cases and at least three mistakes, each with its own description; no case, mistake or ``DEPENDS`` entry
+notebook has hidden cases and at least three mistakes, each with its own description and its advice; no case, mistake or ``DEPENDS`` entry
 names an activity the notebook lacks; every case's probe is a function of ``probes.py``; every
 mistake replaces functions its activity defines; ``USES_PYTORCH`` names only the notebook's
 activities, and exactly the others carry the sentence ``policy.NUMPY_ONLY`` in their text. A lab that fails it cannot be graded: its submissions get the status
@@ -170,6 +172,9 @@ def problems_of(lab, folder=None):
         except SyntaxError as error:
             problems.append(f"mistake '{mistake.description}' is not valid Python: {error}")
             continue
+        if not isinstance(mistake.advice, str) or not mistake.advice.strip():
+            problems.append(f"mistake '{mistake.description}' has no advice: the sentence a student whose answer "
+                            "behaves like it reads (what it does wrong and where to look)")
         if not replaced or not replaced <= set(activities[mistake.activity].functions):
             problems.append(f"mistake '{mistake.description}' must redefine functions of activity "
                             f"{mistake.activity} ({', '.join(activities[mistake.activity].functions)})")

@@ -3,6 +3,8 @@
 Each mistake replaces one or more functions of an activity's reference answer. `hint` is a
 word the grader's message must contain, so that the message points at what is wrong.
 """
+from dataclasses import replace
+
 from autograder.vocabulary import Mistake
 
 MISTAKES = [
@@ -556,3 +558,149 @@ def jacobian(function, value):
     return np.array(rows)
 """),
 ]
+
+# What a student whose answer behaves like a mistake reads (autograder/diagnosis.py), by
+# description. Mistakes the hidden cases cannot tell apart share one advice.
+MULTIPLY = ("Your multiply_vjp's adjoints have the wrong values: each input's adjoint is the incoming v times the "
+            "derivative with respect to that input, which is the other factor.")
+REDUCE = ("Your sum_to_shape changes the values while reducing: the adjoint of a broadcast is a sum over the "
+          "stretched and prepended axes, neither a mean nor a reshape.")
+TANH = "Your tanh_vjp's local derivative is wrong: with y = tanh(x) it is 1 - y squared, computed from the output y."
+MODEL = ("Your training step's losses differ from the first call: check the hidden layer's activation (ReLU) and "
+         "that the loss you return is the one computed before the update.")
+ADVICE = {
+    "add_vjp gives the second input no adjoint":
+        "Your add_vjp gives the second input no adjoint; both inputs of a sum receive v.",
+    "multiply_vjp swaps the two factors": MULTIPLY,
+    "multiply_vjp forgets the incoming adjoint v": MULTIPLY,
+    "matmul_vjp swaps the outer product in matrix @ vector":
+        "Your matmul_vjp builds the matrix's adjoint for matrix @ vector with the outer product the wrong way "
+        "round; check the shapes it must have.",
+    "matmul_vjp without the transposes":
+        "Your matmul_vjp multiplies by the other operand without transposing it, so shapes or values come out "
+        "wrong.",
+    "matmul_vjp written for matrices only":
+        "Your matmul_vjp handles matrices only; matmul also takes vectors on either side, and their adjoints "
+        "need the outer product or a vector result.",
+    "matmul_vjp transposes the vector @ matrix outer product":
+        "Your matmul_vjp gives the matrix of vector @ matrix a transposed adjoint; check which axis the vector "
+        "contracts.",
+    "matmul_vjp reduces every case to matrix @ matrix and squeezes the results back":
+        "Your matmul_vjp turns vectors into matrices and squeezes afterwards, which loses the right shape when "
+        "a dimension is 1.",
+    "matmul_vjp leaves b_bar transposed in matrix @ matrix":
+        "Your matmul_vjp returns the right operand's adjoint transposed in matrix @ matrix.",
+    "sums the extra axes at the end instead of the front":
+        "Your sum_to_shape sums the trailing axes; broadcasting prepends axes on the left, so sum the leading "
+        "ones.",
+    "drops keepdims on stretched axes":
+        "Your sum_to_shape drops a stretched size-1 axis after summing it; keep it so the result has the "
+        "target shape.",
+    "only removes the leading axes, never the stretched ones":
+        "Your sum_to_shape sums the prepended axes but not the size-1 axes that were stretched.",
+    "guesses the axis from its length, which fails for square batches":
+        "Your sum_to_shape picks axes by their length, which is ambiguous when two axes have the same size. "
+        "Compare the shapes position by position.",
+    "averages instead of summing": REDUCE,
+    "reshapes instead of reducing": REDUCE,
+    "if instead of while: only one prepended axis is summed away":
+        "Your sum_to_shape removes one prepended axis only; there can be several.",
+    "finds the stretched axis with shape.index(1), so only the first one is summed":
+        "Your sum_to_shape sums the first stretched axis only; a shape can have several size-1 axes to sum.",
+    "tanh derivative computed as if y were the input": TANH,
+    "tanh_vjp forgets the incoming adjoint":
+        "Your tanh_vjp returns the local derivative without multiplying by the incoming adjoint v.",
+    "tanh_vjp drops the square": TANH,
+    "relu passes the adjoint at exactly 0":
+        "Your relu VJP passes the adjoint where x is exactly 0; as PyTorch does, give 0 there.",
+    "relu masks by the sign of v instead of x":
+        "Your relu VJP decides by the adjoint's sign; the mask comes from the input x.",
+    "relu returns the mask, not the masked adjoint":
+        "Your relu VJP returns the mask alone: multiply the adjoint by it.",
+    "relu lets the adjoint through where x is negative":
+        "Your relu VJP passes the adjoint where x is negative; it flows only where x is positive.",
+    "relu tests the sign bit, so the adjoint passes at +0.0":
+        "Your relu VJP tests the sign bit, so the adjoint passes at +0.0; compare x with 0 instead.",
+    "tanh_vjp forms the Jacobian with np.diag, right for vectors only":
+        "Your tanh_vjp builds a diagonal Jacobian, which works for vectors only; an elementwise function's VJP "
+        "is an elementwise product.",
+    "relu zeroes the adjoint v in place":
+        "Your relu VJP writes into the adjoint v, which the caller may still use; return a new array.",
+    "= instead of +=: the last contribution overwrites the others":
+        "Your backward overwrites a node's adjoint with each new contribution; contributions from every path "
+        "must be added.",
+    "de-duplicated parents: x * x sends x one contribution":
+        "Your backward sends x a single contribution for x * x; each parent slot contributes, even when the "
+        "same node fills both.",
+    "recursion instead of an explicit stack":
+        "Your backward recurses, which fails on deep graphs. Walk the graph with an explicit stack.",
+    "reuses the drawing order of graph_nodes, reversed":
+        "Your backward reuses graph_nodes' order, which is not a topological order. Build your own order.",
+    "adjoints kept from one call to the next":
+        "Your backward keeps adjoints from an earlier call, so a second call adds to the first's results.",
+    "ignores the seed and always starts from ones":
+        "Your backward ignores the seed it is given and starts from ones.",
+    "no shape check: a wrong-shaped VJP is broadcast silently":
+        "Your backward accepts a VJP result of the wrong shape; check each adjoint against its node's shape "
+        "and raise.",
+    "walks the nodes forward instead of in reverse":
+        "Your backward visits nodes from the inputs forward; adjoints flow from the output back, in reverse "
+        "topological order.",
+    "no visited set: shared nodes are listed once per path":
+        "Your order lists a shared node once per path that reaches it, so its VJP runs more than once. Keep a "
+        "set of visited nodes.",
+    "calls a node's VJP once per parent instead of once per node":
+        "Your backward calls a node's VJP once for each parent; call it once per node and share out its "
+        "results.",
+    "checks the shapes with len(), which has no answer for scalar nodes":
+        "Your shape check uses len(), which fails for 0-d (scalar) nodes. Compare shapes.",
+    "forgets to update the bias":
+        "Your training step leaves the bias unchanged; every parameter takes a step.",
+    "returns the loss as a 0-d array":
+        "Your training step returns the loss as a 0-d array; return a Python float.",
+    "updates W and b in place":
+        "Your training step changes the caller's W and b in place; return new arrays.",
+    "steps up the gradient instead of down":
+        "Your training step moves along the gradient; descent goes against it.",
+    "logits X @ W without the transpose":
+        "Your logits multiply X by W without transposing W, so the shapes or values are wrong. Check W's "
+        "shape.",
+    "divides the gradient by the batch size a second time":
+        "Your gradient is divided by the batch size twice: the mean in the loss already does it once.",
+    "returns the gradients under each other's names":
+        "Your training step returns the gradients swapped; check the order of what you return.",
+    "forgets the ReLU: a linear model with two layers": MODEL,
+    "never updates the output bias b2":
+        "Your training step never updates the output bias b2; every parameter takes a step.",
+    "tanh instead of ReLU in the hidden layer": MODEL,
+    "returns the loss after the update instead of before": MODEL,
+    "updates the parameters passed in, in place":
+        "Your training step changes the parameters passed in; return new ones and leave the inputs alone.",
+    "no ValueError for a vector result: seeds it with ones":
+        "Your grad accepts a function with a vector result; the gradient is defined for a scalar result, so "
+        "raise a ValueError.",
+    "returns the function's value, not its gradient":
+        "Your grad returns the function's value; it must return the gradient.",
+    "returns None when the result does not depend on x":
+        "Your grad returns None when the result does not depend on x; the gradient is then zeros of x's shape.",
+    "differentiates with respect to a copy made after the call":
+        "Your grad takes the gradient with respect to a copy made after calling f, which is not in f's graph.",
+    "returns the gradient flattened into a vector":
+        "Your grad returns the gradient flattened; it must have x's shape.",
+    "grad by central differences of the forward pass, one pass per input":
+        "Your grad uses finite differences, one pass per input, which is too slow and too inexact here; this "
+        "activity asks for one reverse pass.",
+    "tests the result's size instead of its shape: a (1,) result passes":
+        "Your grad accepts a result of shape (1,); only a 0-d result is a scalar here.",
+    "arranges the result input-first (the transposed Jacobian)":
+        "Your jacobian is transposed: row i holds the gradient of output i.",
+    "seeds every pass with ones instead of a one-hot vector":
+        "Your jacobian seeds every backward pass with ones; each pass picks one output with a one-hot seed.",
+    "never clears the previous one-hot entry":
+        "Your jacobian's seed keeps earlier one-hot entries; each pass must select a single output.",
+    "fails for a function that ignores its input":
+        "Your jacobian fails when f does not depend on x; its Jacobian is then zeros.",
+    "counts the outputs with shape[0], as if every output were a vector":
+        "Your jacobian counts outputs by the first dimension only; a matrix output has more entries than that.",
+}
+MISTAKES = [replace(mistake, advice=ADVICE.get(mistake.description, "")) for mistake in MISTAKES]

@@ -3,6 +3,8 @@
 Each mistake replaces one or more functions of an activity's reference answer. `hint` is a
 phrase the grader's message must contain, so that the message points at what is wrong.
 """
+from dataclasses import replace
+
 from autograder.vocabulary import Mistake
 
 MISTAKES = [
@@ -500,3 +502,154 @@ def relu_forward(ctx, x):
     return x
 """),
 ]
+
+# What a student whose answer behaves like a mistake reads (autograder/diagnosis.py), by
+# description. Mistakes the hidden cases cannot tell apart share one advice.
+UPDATE = ("Your train_step moves the parameters the wrong way or not all of them: every weight and every bias "
+          "takes a small step against its own gradient. Look at the update loop.")
+ADVICE = {
+    "add assigns the gradient instead of adding it":
+        "Your add rule replaces a parent's .grad instead of accumulating into it, so a value used twice keeps "
+        "only its last contribution.",
+    "multiply swaps the factors in its rule":
+        "Your multiply rule gives each factor its own value as the slope: the slope of a*b with respect to a is "
+        "the other factor.",
+    "multiply forgets the gradient that reached the new node":
+        "Your multiply rule leaves out out.grad: the chain rule scales each local slope by the gradient that "
+        "reached the product.",
+    "add records no parents":
+        "Your add builds a node without its parents, so backward never reaches a or b. Look at what the new "
+        "Value is given as its _prev.",
+    "multiply reads out.grad when the node is created, not when the rule runs":
+        "Your multiply rule uses out.grad as it was when the node was built (zero), not when backward runs "
+        "the rule. Read it inside the rule.",
+    "multiply keys its slopes by parent, so a * a keeps one contribution":
+        "Your multiply loses a contribution when both factors are the same Value (a * a): each factor's share "
+        "must be added separately.",
+    "power forgets to lower the exponent: k a^k":
+        "Your power rule keeps the exponent k in the slope: the derivative of a^k lowers it by one.",
+    "power writes k a^(k-1) as k * out / a, which divides by zero at a = 0":
+        "Your power rule divides by the base, which fails at a zero base. Compute the slope from the base "
+        "raised to the lowered exponent instead.",
+    "power's rule sets the slope to 0 at a zero base, to avoid 0 ** (k - 1)":
+        "Your power rule treats a zero base as slope 0, but for exponent 1 the slope there is 1. Let the "
+        "lowered power handle zero itself.",
+    "exp's rule assigns into a.grad instead of adding":
+        "Your exp rule replaces a.grad instead of accumulating into it, so a parent that already had gradient "
+        "loses it.",
+    "tanh written with exponentials, which overflow far from 0":
+        "Your tanh overflows for large inputs (e to the power of hundreds): use NumPy's or math's tanh, which "
+        "stays within [-1, 1].",
+    "exp's rule uses the input instead of the output":
+        "Your exp rule uses the input as the slope: the derivative of e^a is e^a itself, the node's output.",
+    "log's rule multiplies by a instead of dividing":
+        "Your log rule multiplies by the input: the derivative of log a is one over a.",
+    "tanh's rule squares the input instead of the output":
+        "Your tanh rule squares the input: the slope 1 - tanh(a)^2 uses the node's output.",
+    "tanh's rule drops the square":
+        "Your tanh rule uses 1 - tanh(a) without the square. Check the derivative of tanh.",
+    "relu lets the gradient through at exactly 0":
+        "Your relu passes gradient at an input of exactly 0; the course (as PyTorch) gives slope 0 there. "
+        "Look at the comparison in the rule.",
+    "relu masks by the sign of the incoming gradient":
+        "Your relu decides on the sign of the incoming gradient; whether gradient flows depends on the input "
+        "of the relu.",
+    "a recursive topological_order":
+        "Your topological_order recurses, which breaks on deep graphs (a chain of 10,000 operations). Walk "
+        "the graph with an explicit stack.",
+    "a recursive topological_order under a recursion limit raised to 10,000":
+        "Your topological_order recurses even with a raised limit, and a 10,000-step chain still overflows "
+        "the C stack. Walk the graph with an explicit stack.",
+    "an explicit stack that marks a node seen when it is pushed, not when it is placed":
+        "Your walk marks nodes as seen when they are pushed, so a node reached again by a longer path can be "
+        "placed before a node that uses it. Mark a node when it is placed.",
+    "backward overwrites the root's .grad with the seed instead of adding it":
+        "Your backward sets the root's gradient to 1 and loses what it held; as in PyTorch, the seed is added "
+        "to it.",
+    "an explicit stack without a set of seen nodes":
+        "Your walk has no record of visited nodes, so a node reached by two paths is listed twice and its "
+        "rule runs twice.",
+    "lists nodes as they are discovered, root first":
+        "Your order lists nodes as they are discovered: every node must come after all the nodes it uses, "
+        "leaves first and the root last.",
+    "backward runs the rules from the first node to the last":
+        "Your backward runs the rules in topological order; gradients flow from the root down, so run them "
+        "in reverse.",
+    "backward forgets the seed":
+        "Your backward never seeds the root's gradient, so every rule multiplies zeros.",
+    "backward resets every .grad first, the training loop's job":
+        "Your backward zeroes every gradient before it runs, which discards gradient a caller meant to "
+        "accumulate; resetting is the training loop's job.",
+    "backward propagates recursively without an order (the naive version)":
+        "Your backward calls the parents' rules before all of a node's gradient has arrived, so shared nodes "
+        "pass on partial gradients. Run the rules in reverse topological order.",
+    "backward skips the root's own rule":
+        "Your backward never runs the root's own rule, so nothing reaches the nodes below it.",
+    "logistic_loss sums instead of averaging":
+        "Your loss sums over the examples; the logistic loss here is their mean.",
+    "logistic_loss loses the minus sign: log(1 + e^(tz))":
+        "Your loss has the wrong sign inside the exponential: a correct, confident prediction must give a loss "
+        "near 0.",
+    "logistic_loss as log(1 + e^(-tz)) for every margin, which overflows for a large wrong-sign score":
+        "Your loss overflows when a score is far on the wrong side (e to a large power). Rewrite it so that the "
+        "exponential never grows, for example by the sign of the margin.",
+    "train_step never resets the gradients":
+        "Your train_step never clears the gradients, so each step adds to the last one's. Zero them before "
+        "backward.",
+    "train_step resets the gradients after backward, so nothing moves":
+        "Your train_step clears the gradients after backward and before the update, so the parameters never "
+        "move.",
+    "train_step climbs the gradient": UPDATE,
+    "train_step returns the loss after the update":
+        "Your train_step returns the loss measured after the update; return the loss it computed before "
+        "stepping.",
+    "train_step updates the weights but not the biases": UPDATE,
+    "sigmoid composed from existing operations":
+        "Your sigmoid is built from other operations, so its graph has extra nodes; it should be one node "
+        "with its own rule.",
+    "sigmoid as 1 / (1 + e^-a) for every input, which overflows for a very negative one":
+        "Your sigmoid overflows for very negative inputs. Compute it so that the exponential never grows, "
+        "depending on the sign of a.",
+    "sigmoid's rule forgets the incoming gradient":
+        "Your sigmoid rule leaves out out.grad: the local slope must be scaled by the gradient that reached "
+        "the node.",
+    "sigmoid's rule uses the input in place of sigma":
+        "Your sigmoid rule builds its slope from the input; sigma(1 - sigma) uses the node's output.",
+    "sigmoid's forward rule loses the minus sign":
+        "Your sigmoid's value has the wrong sign in the exponent, so it computes sigma(-a).",
+    "sigmoid assigns the gradient instead of adding it":
+        "Your sigmoid rule replaces a.grad instead of accumulating into it.",
+    "dual_mul keeps one term of the product rule":
+        "Your dual_mul keeps one term of the product rule: the derivative of a*b has two terms.",
+    "dual_mul multiplies the derivatives":
+        "Your dual_mul multiplies the two derivatives; the product rule combines each value with the other's "
+        "derivative.",
+    "dual_add drops the second derivative":
+        "Your dual_add carries only one operand's derivative: the derivative of a sum is the sum of both.",
+    "dual_sin forgets the chain rule":
+        "Your dual_sin gives cos of the value without the incoming derivative: apply the chain rule.",
+    "dual_sin differentiates sin to -cos":
+        "Your dual_sin has the wrong sign: the derivative of sin is cos.",
+    "dual_add adds into its first operand and returns it":
+        "Your dual_add changes its first operand and returns it; make a new Dual and leave the inputs alone.",
+    "dual_exp forgets the chain rule":
+        "Your dual_exp gives e^value without the incoming derivative: apply the chain rule.",
+    "relu_backward lets the gradient through at exactly 0":
+        "Your relu_backward passes gradient where x is exactly 0; as PyTorch does, give 0 there. Look at the "
+        "comparison that builds the mask.",
+    "relu_backward returns the mask, not the masked gradient":
+        "Your relu_backward returns the mask alone: multiply the incoming gradient by it.",
+    "relu_backward masks by the sign of the incoming gradient":
+        "Your relu_backward decides by the incoming gradient's sign; the mask comes from the saved input x.",
+    "relu_backward zeroes grad_output in place and returns it":
+        "Your relu_backward writes into grad_output, which other parts of the graph may share; build a new "
+        "tensor.",
+    "relu_forward keeps x as an attribute of ctx instead of saving it":
+        "Your relu_forward stores x on ctx directly, so PyTorch cannot tell when it is changed before "
+        "backward; save it with save_for_backward.",
+    "relu_forward clamps x in place":
+        "Your relu_forward changes x in place; return a new tensor and leave the input as it was.",
+    "relu_forward returns its input unchanged":
+        "Your relu_forward returns its input: negative entries must become 0.",
+}
+MISTAKES = [replace(mistake, advice=ADVICE.get(mistake.description, "")) for mistake in MISTAKES]

@@ -3,6 +3,8 @@
 Each mistake replaces one or more functions of an activity's reference answer. `hint` is a
 phrase the grader's message must contain, so that the message points at what is wrong.
 """
+from dataclasses import replace
+
 from autograder.vocabulary import Mistake, reference_function
 
 
@@ -743,3 +745,219 @@ def jacobian_fwd(f, x):
     Mistake("F", "to_dot draws the edges of the first two parents only, as if no operation had three", "three parents",
             variant(TO_DOT, "in node._prev:\n", "in node._prev[:2]:\n")),
 ]
+
+# What a student whose answer behaves like a mistake reads (autograder/diagnosis.py), by
+# description. Mistakes the hidden cases cannot tell apart share one advice.
+ADAM = ("Your adam_step's moment estimates are off after the first step: check that the second moment averages "
+        "the squared gradient, that both moments persist in the state between calls, and the bias correction.")
+NO_GRAD_EXIT = ("Your no_grad does not put the recording flag back as it was in every way its block can end: "
+                "normally, by any exception (KeyboardInterrupt too), and inside another no_grad.")
+ADVICE = {
+    "multiply assigns into .grad instead of adding (a missing +=)":
+        "Your multiply rule replaces a parent's .grad instead of accumulating into it, so a Tensor used twice "
+        "keeps only its last contribution.",
+    "multiply gives each factor its own value as slope":
+        "Your multiply rule uses each factor's own value as its slope: the gradient of a*b for a involves b.",
+    "multiply forgets to undo broadcasting":
+        "Your multiply rule gives a broadcast operand a gradient of the broadcast shape: sum it back to the "
+        "operand's own shape.",
+    "multiply undoes broadcasting by summing the wrong axes (the trailing ones)":
+        "Your multiply rule sums the wrong axes when it undoes broadcasting: broadcasting adds axes on the "
+        "left and stretches size-1 axes.",
+    "multiply finds and sums one stretched axis per operand, not all of them":
+        "Your multiply rule undoes only one stretched axis per operand; an operand of shape (1, 3, 1) can be "
+        "stretched along several at once.",
+    "matmul leaves out the transposes":
+        "Your matmul rule multiplies the incoming gradient by the other operand without transposing it, so the "
+        "shapes or values come out wrong.",
+    "reduce_sum broadcasts the gradient back without reinserting the summed axes":
+        "Your reduce_sum rule broadcasts the gradient without putting back the axes it summed, so it lines up "
+        "with the wrong axes.",
+    "reduce_sum ignores keepdims in the forward pass":
+        "Your reduce_sum drops the summed axes even when keepdims is true. Check the forward result's shape.",
+    "reduce_sum puts the summed axes back one at a time, in the order given":
+        "Your reduce_sum rule reinserts summed axes in the order given, which goes wrong for tuples like (2, 0) "
+        "or negative axes. Normalise and sort them first.",
+    "reduce_sum turns a negative axis positive when it comes alone, not inside a tuple":
+        "Your reduce_sum handles a negative axis alone but not inside a tuple such as (-1, 0).",
+    "exp's rule multiplies by the input instead of the output":
+        "Your exp rule scales by the input: the derivative of exp is exp itself, the node's output.",
+    "log's rule multiplies by the input instead of dividing":
+        "Your log rule multiplies by the input: the derivative of log x is 1 / x.",
+    "relu lets the gradient through at exactly 0":
+        "Your relu passes gradient at an input of exactly 0; as PyTorch does, give slope 0 there.",
+    "cross_entropy exponentiates the logits without subtracting the row maximum":
+        "Your cross_entropy overflows for large logits: subtract each row's maximum before exponentiating.",
+    "cross_entropy's rule forgets to divide by n":
+        "Your cross_entropy gradient is n times too large: the loss is a mean over the batch.",
+    "cross_entropy's rule ignores the gradient that reached the loss":
+        "Your cross_entropy rule leaves out the incoming gradient: scale the local gradient by it.",
+    "cross_entropy assigns logits.grad instead of adding to it":
+        "Your cross_entropy rule replaces logits.grad instead of accumulating into it.",
+    "cross_entropy is composed from the primitives instead of being one node":
+        "Your cross_entropy is built from other operations; it should be one node with its own rule.",
+    "cross_entropy's rule writes P - Y into the softmax its forward pass saved":
+        "Your cross_entropy rule overwrites the softmax it saved, so a second backward through the same graph "
+        "goes wrong. Compute the gradient into a new array.",
+    "backward seeds the root with a 0-d 1.0 whatever the root's shape":
+        "Your backward seeds a non-scalar root with a single 1.0: the seed must be ones of the root's shape.",
+    "backward recurses into the parents at once, with no order and no memory":
+        "Your backward calls parents' rules before all of a node's gradient has arrived, and shared nodes run "
+        "more than once. Run each rule once, in reverse topological order.",
+    "backward runs each rule in the order a depth-first search discovers the nodes":
+        "Your backward runs rules in discovery order, so a node can pass on its gradient before every user "
+        "has added to it. Use a reverse topological order.",
+    "backward zeroes every .grad in the graph before it starts":
+        "Your backward zeroes every gradient before it runs, which discards gradient a caller meant to "
+        "accumulate; clearing is zero_grad's job.",
+    "numerical_grad takes a one-sided difference":
+        "Your numerical_grad uses a one-sided difference, which is much less accurate: use the central "
+        "difference.",
+    "numerical_grad divides the central difference by h instead of 2h":
+        "Your numerical_grad is twice the gradient: the central difference spans 2h.",
+    "numerical_grad leaves every entry at x - h":
+        "Your numerical_grad does not restore each entry after perturbing it, so later entries are measured "
+        "at a moved point.",
+    "numerical_grad perturbs a copy, which f never sees":
+        "Your numerical_grad perturbs a copy of the array, so f sees no change. Perturb the array f reads.",
+    "numerical_grad perturbs array.reshape(-1), a copy unless the array is in C order":
+        "Your numerical_grad perturbs a flattened view that is a copy for transposed or Fortran-ordered "
+        "arrays. Index the array itself.",
+    "train_epoch never zeroes the gradients":
+        "Your train_epoch never clears the gradients, so each batch's step adds the earlier batches' gradient.",
+    "train_epoch walks through the rows in their stored order, not in `order`":
+        "Your train_epoch ignores the given order of the rows: batches must be taken in that order.",
+    "train_epoch drops the last, smaller batch":
+        "Your train_epoch skips the last batch when it is smaller than the others.",
+    "sgd_step climbs the gradient instead of descending":
+        "Your sgd_step moves the parameters along the gradient; a step of descent goes against it.",
+    "zero_grad clears only the first parameter":
+        "Your zero_grad clears only one parameter's gradient: every parameter's must be cleared.",
+    "sgd_step rebinds .data to a new array, so whoever holds the old one sees no step":
+        "Your sgd_step gives each parameter a new array, so a caller holding the old one sees no change. "
+        "Update the array in place.",
+    "sgd_step writes through p.data[:], which a 0-d parameter does not have":
+        "Your sgd_step slices the parameter's array, which fails for a 0-d parameter. Use an in-place "
+        "operation that works for any shape.",
+    "zero_grad multiplies .grad by 0, which leaves NaN where it held inf or NaN":
+        "Your zero_grad multiplies by 0, which leaves NaN where the gradient held inf or NaN. Set the values "
+        "to zero instead.",
+    "zero_grad writes zeros through p.grad[:], which a 0-d parameter does not have":
+        "Your zero_grad slices the gradient array, which fails for a 0-d parameter.",
+    "mlp_forward wraps X in Tensor(X), which fails when X is a Tensor already":
+        "Your mlp_forward wraps its input in a new Tensor even when it is one already; accept both.",
+    "gradient_check returns the largest absolute error, without dividing by max(1, |g|)":
+        "Your gradient_check reports absolute errors; the check asks for the error relative to the gradient's "
+        "size, max(1, |g|).",
+    "gradient_check ignores its h and differences at numerical_grad's default step":
+        "Your gradient_check does not pass its own step h on to the finite differences.",
+    "init_mlp scales the weights by sqrt(2 / fan_out)":
+        "Your init_mlp scales by the number of outputs; He initialisation scales by the layer's fan-in.",
+    "mlp_forward applies relu to the logits too":
+        "Your mlp_forward applies relu after the last layer as well; the logits must be able to be negative.",
+    "gradient_check compares only the first parameter":
+        "Your gradient_check compares one parameter only: a fault can be in any of them.",
+    "gradient_check does not clear the gradients before backward":
+        "Your gradient_check runs backward on gradients left from earlier calls. Clear them first.",
+    "gradient_check takes one-sided differences of its own":
+        "Your gradient_check uses one-sided differences, which are not accurate enough: use central "
+        "differences.",
+    "torch_witness compares only the first parameter's gradient":
+        "Your torch_witness compares the gradient of one parameter only; compare them all.",
+    "torch_witness reads the engine's .grad without running its backward":
+        "Your torch_witness reads the engine's gradients without running its backward pass first.",
+    "torch_witness copies the network into PyTorch in float32":
+        "Your torch_witness builds the PyTorch network in float32, so the gaps are float32 rounding. Use "
+        "float64.",
+    "torch_witness returns the signed difference of the two losses":
+        "Your torch_witness reports a signed loss difference, which is negative when the engine's loss is the "
+        "smaller. Report its size.",
+    "adam_step leaves out the bias correction": ADAM,
+    "adam_step keeps a running mean of |g| instead of g squared": ADAM,
+    "adam_step adds eps inside the square root":
+        "Your adam_step puts eps inside the square root; it is added to the root of the second moment.",
+    "adam_step rebinds its moment arrays, so state keeps the zeros of step 1": ADAM,
+    "adam_step keeps the moments on the Tensors, so a new state starts from the old moments":
+        "Your adam_step stores its moments on the Tensors, so a fresh optimiser state starts from old "
+        "moments. Keep them in the state you are given.",
+    "adam_step counts the steps on each Tensor, as PyTorch counts them per parameter":
+        "Your adam_step counts steps on each Tensor; the step count belongs to the optimiser state.",
+    "no_grad assigns grad_enabled without `global`, so the module's flag never changes":
+        "Your no_grad assigns a local variable, so the module's recording flag never changes.",
+    "no_grad switches recording back on when it ends, even inside an outer no_grad": NO_GRAD_EXIT,
+    "no_grad restores the flag without try/finally, so an exception leaves recording off": NO_GRAD_EXIT,
+    "no_grad swallows an exception raised inside its block":
+        "Your no_grad hides an exception raised inside its block; it must restore the flag and let the "
+        "exception go on.",
+    "no_grad restores the flag in `except Exception`, so a KeyboardInterrupt leaves recording off":
+        NO_GRAD_EXIT,
+    "no_grad switches recording on when an exception leaves it, even inside an outer no_grad": NO_GRAD_EXIT,
+    "dual_multiply keeps only one term of the product rule":
+        "Your dual_multiply keeps one term of the product rule: the tangent of a*b has two.",
+    "dual_exp forgets to multiply by the incoming tangent":
+        "Your dual_exp leaves out the incoming tangent: apply the chain rule.",
+    "dual_log multiplies the tangent by the value instead of dividing":
+        "Your dual_log multiplies by the value: the derivative of log x is 1 / x.",
+    "dual_matmul drops the term of the right operand's tangent":
+        "Your dual_matmul leaves out the right operand's tangent: the product rule has a term for each.",
+    "jvp reads .value and .tangent of f's result, which a function returning a plain array lacks":
+        "Your jvp fails when f returns a plain array (a function that ignores its input): treat such a result "
+        "as a constant.",
+    "jvp gives a result that is not a Dual a zero tangent of x's shape":
+        "Your jvp gives a constant result a tangent of the wrong shape: its tangent is zeros shaped like the "
+        "output.",
+    "jacobian_fwd lays each JVP out as a row, transposing the Jacobian":
+        "Your jacobian_fwd places each JVP as a row; a JVP along input j is column j of the Jacobian.",
+    "jacobian_fwd by reverse mode, one backward pass per output":
+        "Your jacobian_fwd uses reverse mode, one backward pass per output, which is too slow here; this "
+        "activity asks for forward mode, one JVP per input.",
+    "grad ignores create_graph and always returns detached values":
+        "Your grad returns detached gradients even when create_graph is asked for, so they cannot be "
+        "differentiated again.",
+    "vjp_tensor's exp rule multiplies by the output's data, a constant":
+        "Your exp rule in vjp_tensor uses raw data, so the gradient is a constant and second derivatives "
+        "vanish. Build it from Tensors.",
+    "vjp_tensor's multiply rule uses the other factor's data, a constant":
+        "Your multiply rule in vjp_tensor uses raw data, so the gradient does not depend on x for double "
+        "backprop. Build it from Tensors.",
+    "grad keeps only the last contribution that reaches a node":
+        "Your grad keeps one contribution per node; contributions from every path must be added.",
+    "vjp_tensor's multiply rule does not sum the right operand's contribution back to its shape":
+        "Your multiply rule in vjp_tensor leaves a broadcast operand's contribution in the broadcast shape: "
+        "sum it back to the operand's shape.",
+    "vjp_tensor's sum rule spreads g's data, a constant":
+        "Your sum rule in vjp_tensor spreads raw data, so the incoming gradient's dependence on x is lost. "
+        "Build it from Tensors.",
+    "newton_step adds the Newton direction instead of subtracting it":
+        "Your newton_step moves the wrong way: a Newton step subtracts the Hessian-scaled gradient.",
+    "vjp_tensor starts from a copy of g's data, so the contributions forget how g was made":
+        "Your vjp_tensor starts from a copy of g's data, so contributions forget how g was made. Start from "
+        "g itself.",
+    "conv2d's x gradient keeps the padded border":
+        "Your conv2d returns the x gradient with the padding still around it; crop it back to x's shape.",
+    "conv2d's bias gradient sums the first example's gradient only":
+        "Your conv2d's bias gradient sums one example only: sum over the whole batch and every position.",
+    "conv2d flips the filter, a convolution in the textbook sense instead of F.conv2d's":
+        "Your conv2d flips the filter; F.conv2d computes a cross-correlation, with the filter as it is.",
+    "conv2d's backward assigns into overlapping windows of the x gradient":
+        "Your conv2d backward assigns into overlapping windows of the x gradient, so overlaps keep only the "
+        "last window's share. Accumulate.",
+    "conv2d allocates its padded gradient buffer in the forward pass, so a second backward adds to the first "
+    "one's sums":
+        "Your conv2d reuses a gradient buffer made in the forward pass, so a second backward adds to the "
+        "first's. Allocate it in the backward rule.",
+    "to_dot draws every edge from the node to its parent":
+        "Your to_dot draws edges from a node to its parents; they go from each parent to the node it feeds.",
+    "to_dot lists a node once per path that reaches it":
+        "Your to_dot lists a node once for every path that reaches it; list each node once.",
+    "to_dot keeps a set of edges, so x * x gets a single edge":
+        "Your to_dot merges repeated edges, so x * x shows one edge where there are two.",
+    "to_dot labels leaves with their empty _op":
+        "Your to_dot labels leaves with their empty operation; a leaf's label is leaf.",
+    "to_dot calls every node without parents a leaf, operations made under no_grad too":
+        "Your to_dot calls every node without parents a leaf; an operation made under no_grad keeps its "
+        "operation's label.",
+    "to_dot draws the edges of the first two parents only, as if no operation had three":
+        "Your to_dot draws two parents' edges at most; an operation such as conv2d has three.",
+}
+MISTAKES = [replace(mistake, advice=ADVICE.get(mistake.description, "")) for mistake in MISTAKES]
