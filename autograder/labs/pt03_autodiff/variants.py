@@ -110,4 +110,45 @@ def relu_vjp(x, v):
             slip("jacobian", "seed = np.zeros(out.value.size)", "seed = np.ones(out.value.size)")),
     Variant("counts the outputs with shape[0], as if every output were a vector", "jacobian loops over len(out.value)",
             slip("jacobian", "for j in range(out.value.size):", "for j in range(len(out.value)):")),
+    Variant("de-duplicated parents: x * x sends x one contribution", "backward pairs each distinct parent with its share",
+            slip("backward", "for parent, share in zip(node.parents, contributions):",
+                 "for parent, share in dict(zip(node.parents, contributions)).items():")),
+    Variant("recursion instead of an explicit stack", "topological_order by a recursive helper", """
+def topological_order(output):
+    order, visited = [], set()
+
+    def visit(node):
+        if node in visited:
+            return
+        visited.add(node)
+        for source in node.parents:
+            visit(source)
+        order.append(node)
+
+    visit(output)
+    return order
+"""),
+    Variant("updates W and b in place", "classifier_step subtracts into W and b",
+            slip("classifier_step", '"W": W - lr * dW, "b": b - lr * db}',
+                 '"W": np.subtract(W, lr * dW, out=W), "b": np.subtract(b, lr * db, out=b)}')),
+    Variant("logits X @ W without the transpose", "classifier_step multiplies by W as it is",
+            slip("classifier_step", "Tensor(X, name=\"X\") @ weights.T + bias", "Tensor(X, name=\"X\") @ weights + bias")),
+    Variant("never updates the output bias b2", "mlp_step steps every parameter but b2",
+            slip("mlp_step", "{key: params[key] - lr * adjoints[leaf[key]] for key in params}",
+                 "{key: params[key] if key == \"b2\" else params[key] - lr * adjoints[leaf[key]] for key in params}")),
+    Variant("forgets the ReLU: a linear model with two layers", "mlp_step's hidden layer without an activation",
+            slip("mlp_step", "(Tensor(X, name=\"X\") @ leaf[\"W1\"].T + leaf[\"b1\"]).relu()",
+                 "Tensor(X, name=\"X\") @ leaf[\"W1\"].T + leaf[\"b1\"]")),
+    Variant("never clears the previous one-hot entry", "jacobian makes its seed once, outside the loop", """
+def jacobian(function, value):
+    leaf = Tensor(value, name="x")
+    out = as_tensor(function(leaf))
+    seed = np.zeros(out.value.size)
+    rows = []
+    for j in range(out.value.size):
+        seed[j] = 1.0
+        adjoints = backward(out, seed.reshape(out.value.shape))
+        rows.append(adjoints.get(leaf, np.zeros(leaf.value.shape)))
+    return np.array(rows).reshape(out.value.shape + leaf.value.shape)
+"""),
 ]

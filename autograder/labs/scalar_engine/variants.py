@@ -347,4 +347,100 @@ def relu_forward(ctx, x):
     ctx.save_for_backward(x)
     return x.clone()
 """),
+    Variant("power's rule sets the slope to 0 at a zero base, to avoid 0 ** (k - 1)",
+            "power guards the zero base with a conditional expression", """
+def power(a, k):
+    out = Value(a.data**k, (a,), f"**{k}")
+
+    def _backward():
+        a.grad += out.grad * (0.0 if a.data == 0.0 else k * a.data ** (k - 1))
+
+    out._backward = _backward
+    return out
+"""),
+    Variant("backward propagates recursively without an order (the naive version)",
+            "backward walks breadth-first from the root, running each rule as it is reached", """
+def backward(root):
+    root.grad = 1.0
+    queue = [root]
+    while queue:
+        node = queue.pop(0)
+        node._backward()
+        queue.extend(node._prev)
+"""),
+    Variant("lists nodes as they are discovered, root first", "topological_order lists a breadth-first walk, reversed", """
+def topological_order(root):
+    found, queue, seen = [], [root], {root}
+    while queue:
+        node = queue.pop(0)
+        found.append(node)
+        for source in node._prev:
+            if source not in seen:
+                seen.add(source)
+                queue.append(source)
+    return list(reversed(found))
+"""),
+    Variant("logistic_loss loses the minus sign: log(1 + e^(tz))", "logistic_loss averages softplus of the plain margin", """
+def logistic_loss(scores, targets):
+    margins = [z * float(t) for z, t in zip(scores, targets)]
+    total = softplus(margins[0])
+    for m in margins[1:]:
+        total = total + softplus(m)
+    return total / len(margins)
+"""),
+    Variant("train_step resets the gradients after backward, so nothing moves",
+            "train_step zeroes the gradients between backward and the step", """
+def train_step(model, X, targets, lr):
+    loss = logistic_loss([model([Value(v) for v in row]) for row in X], targets)
+    backward(loss)
+    weights = list(model.parameters())
+    for w in weights:
+        w.grad = 0.0
+    for w in weights:
+        w.data = w.data - lr * w.grad
+    return loss
+"""),
+    Variant("train_step returns the loss after the update", "train_step measures the loss again before returning", """
+def train_step(model, X, targets, lr):
+    def measured():
+        return logistic_loss([model([Value(v) for v in row]) for row in X], targets)
+
+    loss = measured()
+    weights = list(model.parameters())
+    for w in weights:
+        w.grad = 0.0
+    backward(loss)
+    for w in weights:
+        w.data -= lr * w.grad
+    return measured()
+"""),
+    Variant("sigmoid's forward rule loses the minus sign", "sigmoid computes e^a / (1 + e^a) of minus a", """
+def sigmoid(a):
+    x = -a.data
+    s = 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))
+    out = Value(s, (a,), "sigmoid")
+
+    def _backward():
+        a.grad += s * (1.0 - s) * out.grad
+
+    out._backward = _backward
+    return out
+"""),
+    Variant("dual_add adds into its first operand and returns it", "dual_add updates the second operand", """
+def dual_add(a, b):
+    b.val = a.val + b.val
+    b.der = a.der + b.der
+    return b
+"""),
+    Variant("relu_backward lets the gradient through at exactly 0", "relu_backward masks where x is not negative", """
+def relu_backward(ctx, grad_output):
+    (x,) = ctx.saved_tensors
+    return torch.where(x < 0, torch.zeros_like(grad_output), grad_output)
+"""),
+    Variant("relu_backward zeroes grad_output in place and returns it", "relu_backward multiplies grad_output in place", """
+def relu_backward(ctx, grad_output):
+    (x,) = ctx.saved_tensors
+    grad_output.mul_(x > 0)
+    return grad_output
+"""),
 ]

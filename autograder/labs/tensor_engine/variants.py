@@ -2,7 +2,7 @@
 build the fingerprints, they measure how well the grader names a mistake it was not built from
 (`python -m autograder fingerprints --lab tensor_engine --measure 99`). Many are one slip in the
 reference answer, made with the catalogue's own `variant`."""
-from autograder.labs.tensor_engine.mistakes import variant
+from autograder.labs.tensor_engine.mistakes import CONV2D, TO_DOT, variant
 from autograder.vocabulary import Variant, reference_function
 
 
@@ -15,6 +15,10 @@ EXP, LOG, RELU, CROSS_ENTROPY = ref("exp"), ref("log"), ref("relu"), ref("cross_
 NUMERICAL_GRAD, SGD_STEP, ZERO_GRAD, TRAIN_EPOCH = (ref("numerical_grad"), ref("sgd_step"), ref("zero_grad"),
                                                     ref("train_epoch"))
 BACKWARD = ref("backward")
+INIT_MLP, MLP_FORWARD, GRADIENT_CHECK, TORCH_WITNESS = (ref("init_mlp"), ref("mlp_forward"), ref("gradient_check"),
+                                                        ref("torch_witness"))
+ADAM, NO_GRAD, JVP, JACOBIAN_FWD = ref("adam_step"), ref("no_grad"), ref("jvp"), ref("jacobian_fwd")
+VJP_TENSOR, GRAD, NEWTON_STEP = ref("vjp_tensor"), ref("grad"), ref("newton_step")
 
 VARIANTS = [
     Variant("multiply assigns into .grad instead of adding (a missing +=)", "multiply assigns the right operand's share",
@@ -125,4 +129,107 @@ def sgd_step(params, lr):
     for p in params:
         p.data[:] = p.data - lr * p.grad
 """),
+    Variant("init_mlp scales the weights by sqrt(2 / fan_out)", "init_mlp draws with the layer's output width",
+            variant(INIT_MLP, "np.sqrt(2.0 / fan_in)", "(2.0 / fan_out) ** 0.5")),
+    Variant("mlp_forward applies relu to the logits too", "mlp_forward applies relu after every layer",
+            variant(MLP_FORWARD, "if layer + 2 < len(params):  # no relu on the logits", "if True:")),
+    Variant("mlp_forward wraps X in Tensor(X), which fails when X is a Tensor already",
+            "mlp_forward makes a new Tensor of X's array", variant(MLP_FORWARD, "as_tensor(X)", "Tensor(np.asarray(X))")),
+    Variant("gradient_check returns the largest absolute error, without dividing by max(1, |g|)",
+            "gradient_check reports the absolute gap",
+            variant(GRADIENT_CHECK, "np.abs(e - g) / np.maximum(1.0, np.abs(g))", "np.abs(g - e)")),
+    Variant("gradient_check ignores its h and differences at numerical_grad's default step",
+            "gradient_check passes a fixed step", variant(GRADIENT_CHECK, "[p.data for p in model.params], h)",
+                                                          "[p.data for p in model.params], 1e-6)")),
+    Variant("gradient_check compares only the first parameter", "gradient_check looks at the first pair",
+            variant(GRADIENT_CHECK, "for e, g in zip(estimates, engine))", "for e, g in zip(estimates[:1], engine[:1]))")),
+    Variant("gradient_check does not clear the gradients before backward", "gradient_check without its zero_grad",
+            variant(GRADIENT_CHECK, "    model.zero_grad()  # stale gradients would be added to the new ones\n", "")),
+    Variant("torch_witness compares only the first parameter's gradient", "torch_witness measures the first pair",
+            variant(TORCH_WITNESS, "for p, c in zip(model.params, copies))", "for p, c in zip(model.params[:1], copies[:1]))")),
+    Variant("torch_witness reads the engine's .grad without running its backward",
+            "torch_witness builds the engine's loss but never backpropagates it",
+            variant(TORCH_WITNESS, "    loss.backward()  # the engine's side\n", "")),
+    Variant("torch_witness copies the network into PyTorch in float32", "torch_witness copies with torch.float",
+            variant(variant(TORCH_WITNESS, "torch.tensor(p.data, dtype=torch.float64, requires_grad=True)",
+                            "torch.tensor(p.data, dtype=torch.float, requires_grad=True)"),
+                    "torch.tensor(X, dtype=torch.float64)", "torch.tensor(X, dtype=torch.float)")),
+    Variant("torch_witness returns the signed difference of the two losses", "torch_witness subtracts without abs",
+            variant(TORCH_WITNESS, "abs(float(loss.data) - reference_loss.item())", "float(loss.data) - reference_loss.item()")),
+    Variant("adam_step leaves out the bias correction", "adam_step divides by one",
+            variant(ADAM, 'm / (1 - beta1 ** state["t"]), v / (1 - beta2 ** state["t"])', "m / 1.0, v / 1.0")),
+    Variant("adam_step adds eps inside the square root", "adam_step takes the root of v_hat + eps",
+            variant(ADAM, "(np.sqrt(v_hat) + eps)", "np.sqrt(v_hat + eps)")),
+    Variant("adam_step keeps a running mean of |g| instead of g squared", "adam_step averages the absolute gradient",
+            variant(ADAM, "(1 - beta2) * p.grad ** 2", "(1 - beta2) * np.abs(p.grad)")),
+    Variant("no_grad switches recording back on when it ends, even inside an outer no_grad",
+            "no_grad restores True in its finally", variant(NO_GRAD, "grad_enabled = before  # not True", "grad_enabled = True  #")),
+    Variant("no_grad restores the flag without try/finally, so an exception leaves recording off",
+            "no_grad restores the flag after yield", """
+@contextmanager
+def no_grad():
+    global grad_enabled
+    saved = grad_enabled
+    grad_enabled = False
+    yield
+    grad_enabled = saved
+"""),
+    Variant("no_grad assigns grad_enabled without `global`, so the module's flag never changes",
+            "no_grad sets a local flag", """
+@contextmanager
+def no_grad():
+    grad_enabled = False
+    try:
+        yield
+    finally:
+        grad_enabled = True
+"""),
+    Variant("dual_multiply keeps only one term of the product rule", "dual_multiply keeps the second term",
+            """
+def dual_multiply(a, b):
+    return Dual(a.value * b.value, a.value * b.tangent)
+"""),
+    Variant("dual_exp forgets to multiply by the incoming tangent", "dual_exp's tangent is its value", """
+def dual_exp(a):
+    e = np.exp(a.value)
+    return Dual(e, e.copy())
+"""),
+    Variant("dual_log multiplies the tangent by the value instead of dividing", "dual_log multiplies with np", """
+def dual_log(a):
+    return Dual(np.log(a.value), np.multiply(a.tangent, a.value))
+"""),
+    Variant("dual_matmul drops the term of the right operand's tangent", "dual_matmul keeps the left tangent's term", """
+def dual_matmul(a, b):
+    return Dual(np.matmul(a.value, b.value), np.matmul(a.tangent, b.value))
+"""),
+    Variant("jacobian_fwd lays each JVP out as a row, transposing the Jacobian", "jacobian_fwd stacks the JVPs first",
+            variant(JACOBIAN_FWD, "np.stack(columns, axis=-1)", "np.stack(columns, axis=0)")),
+    Variant("grad ignores create_graph and always returns detached values", "grad detaches whatever it is asked",
+            variant(GRAD, "return found if create_graph else [Tensor(g.data) for g in found]",
+                    "return [Tensor(np.array(g.data)) for g in found]")),
+    Variant("grad keeps only the last contribution that reaches a node", "grad stores each part over the last",
+            variant(GRAD, "grads[id(parent)] = grads[id(parent)] + part if id(parent) in grads else part",
+                    "grads[id(parent)] = part")),
+    Variant("vjp_tensor's exp rule multiplies by the output's data, a constant", "vjp_tensor's exp rule wraps np.exp",
+            variant(VJP_TENSOR, "return [g * node]", "return [g * Tensor(np.exp(a.data))]")),
+    Variant("vjp_tensor's multiply rule uses the other factor's data, a constant",
+            "vjp_tensor's multiply rule multiplies by copies of the factors",
+            variant(VJP_TENSOR, "return [sum_to(g * b, a.shape), sum_to(g * a, b.shape)]",
+                    "return [sum_to(g * Tensor(b.data.copy()), a.shape), sum_to(g * Tensor(a.data.copy()), b.shape)]")),
+    Variant("newton_step adds the Newton direction instead of subtracting it", "newton_step steps with a plus",
+            variant(NEWTON_STEP, "return x - np.linalg.solve(", "return x + np.linalg.solve(")),
+    Variant("conv2d's x gradient keeps the padded border", "conv2d hands x the whole padded buffer",
+            variant(CONV2D, "x.grad += grad_padded[:, :, padding:padding + height, padding:padding + width]",
+                    "x.grad = x.grad + grad_padded")),
+    Variant("conv2d's bias gradient sums the first example's gradient only", "conv2d sums the bias gradient of g[:1]",
+            variant(CONV2D, "b.grad += g.sum(axis=(0, 2, 3))", "b.grad += np.einsum('fhw->f', g[0])")),
+    Variant("conv2d flips the filter, a convolution in the textbook sense instead of F.conv2d's",
+            "conv2d rotates the filter by np.flip", variant(CONV2D, "filters = w.data\n", "filters = np.flip(w.data, axis=(2, 3))\n")),
+    Variant("to_dot draws every edge from the node to its parent", "to_dot writes each edge child first",
+            variant(TO_DOT, 'lines.append(f"  n{id(parent)} -> n{id(node)};")',
+                    'lines.append("  n%d -> n%d;" % (id(node), id(parent)))')),
+    Variant("to_dot labels leaves with their empty _op", "to_dot labels every node by its _op string",
+            variant(TO_DOT, '{node._op or "leaf"}', '{str(node._op)}')),
+    Variant("to_dot draws the edges of the first two parents only, as if no operation had three",
+            "to_dot zips the parents with two slots", variant(TO_DOT, "in node._prev:\n", "in list(node._prev)[0:2]:\n")),
 ]
