@@ -151,4 +151,119 @@ def jacobian(function, value):
         rows.append(adjoints.get(leaf, np.zeros(leaf.value.shape)))
     return np.array(rows).reshape(out.value.shape + leaf.value.shape)
 """),
+    Variant("matmul_vjp written for matrices only", "matmul_vjp with swapaxes for every case", """
+def matmul_vjp(a, b, v):
+    return np.matmul(v, np.swapaxes(b, -1, -2)), np.matmul(np.swapaxes(a, -1, -2), v)
+"""),
+    Variant("guesses the axis from its length, which fails for square batches",
+            "sum_to_shape drops the first axis whose length the target lacks", """
+def sum_to_shape(v, shape):
+    v = np.asarray(v, dtype=np.float64)
+    while v.ndim > len(shape):
+        sizes = list(v.shape)
+        axis = next((i for i in range(len(sizes)) if sizes[i] not in tuple(shape)), len(sizes) - 1)
+        v = np.sum(v, axis=axis)
+    stretched = tuple(i for i, n in enumerate(shape) if n == 1 and v.shape[i] != 1)
+    return np.sum(v, axis=stretched, keepdims=True)
+"""),
+    Variant("reshapes instead of reducing", "sum_to_shape resizes to the target", """
+def sum_to_shape(v, shape):
+    return np.resize(np.asarray(v, dtype=np.float64), tuple(shape))
+"""),
+    Variant("if instead of while: only one prepended axis is summed away", "sum_to_shape sums the first axis once",
+            slip("sum_to_shape", "v = v.sum(axis=tuple(range(extra)))", "v = v.sum(axis=0) if extra else v")),
+    Variant("finds the stretched axis with shape.index(1), so only the first one is summed",
+            "sum_to_shape keeps the first stretched axis of its tuple",
+            slip("sum_to_shape", "v = v.sum(axis=stretched, keepdims=True)", "v = v.sum(axis=stretched[:1], keepdims=True)")),
+    Variant("relu tests the sign bit, so the adjoint passes at +0.0", "relu_vjp masks by copysign",
+            slip("relu_vjp", "np.where(x > 0, v, 0.0)", "np.where(np.copysign(1.0, x) > 0, v, 0.0)")),
+    Variant("tanh_vjp forms the Jacobian with np.diag, right for vectors only", "tanh_vjp by a diagonal matrix product", """
+def tanh_vjp(y, v):
+    jacobian = np.diagflat(1.0 - y * y)
+    return v @ jacobian
+"""),
+    Variant("reuses the drawing order of graph_nodes, reversed", "topological_order lists graph_nodes backwards", """
+def topological_order(output):
+    drawn = list(graph_nodes(output))
+    drawn.reverse()
+    return drawn
+"""),
+    Variant("no shape check: a wrong-shaped VJP is broadcast silently", "backward adds shares without comparing shapes",
+            slip("backward", """                if share.shape != parent.value.shape:
+                    raise ValueError(f"the VJP of {node.name} returned shape {share.shape} "
+                                     f"for a parent of shape {parent.value.shape}")
+                adjoint[parent] += share""", "                adjoint[parent] = adjoint[parent] + share")),
+    Variant("checks the shapes with len(), which has no answer for scalar nodes", "backward compares np.shape(...)[0]",
+            slip("backward", "if share.shape != parent.value.shape:", "if share.shape[0] != parent.value.shape[0]:")),
+    Variant("tanh instead of ReLU in the hidden layer", "mlp_step's hidden layer through the tanh method",
+            slip("mlp_step", "leaf[\"b1\"]).relu()", "leaf[\"b1\"]).tanh()")),
+    Variant("updates the parameters passed in, in place", "mlp_step writes the new values into params",
+            slip("mlp_step", "return float(loss.value), {key: params[key] - lr * adjoints[leaf[key]] for key in params}",
+                 "params.update({key: params[key] - lr * adjoints[leaf[key]] for key in params})\n"
+                 "    for key in params:\n        leaf[key].value[...] = params[key]\n"
+                 "    return float(loss.value), params")),
+    Variant("differentiates with respect to a copy made after the call", "grad looks up a second leaf",
+            slip("grad", "return backward(out).get(leaf, np.zeros(leaf.value.shape)).copy()",
+                 "return backward(out).get(Tensor(x, name=\"x\"), np.zeros(np.shape(x))).copy()")),
+    Variant("no ValueError for a vector result: seeds it with ones", "grad accepts vectors, seeding them with ones",
+            slip("grad", """        if out.value.shape != ():
+            raise ValueError(f"grad needs a scalar result, got shape {out.value.shape}")
+        return backward(out)""", """        if out.value.ndim > 1:
+            raise ValueError("grad needs a scalar or a vector result")
+        return backward(out, np.ones(out.value.shape))""")),
+    Variant("tests the result's size instead of its shape: a (1,) result passes", "grad counts the entries and seeds ones",
+            slip("grad", """        if out.value.shape != ():
+            raise ValueError(f"grad needs a scalar result, got shape {out.value.shape}")
+        return backward(out)""", """        if out.value.size != 1:
+            raise ValueError("grad needs a single number")
+        return backward(out, np.ones(out.value.shape))""")),
+    Variant("grad by central differences of the forward pass, one pass per input", "grad by symmetric differences", """
+def grad(function):
+    def gradient(x):
+        x = np.asarray(x, dtype=np.float64)
+        slopes = np.zeros(x.shape)
+        for index in np.ndindex(*x.shape):
+            step = np.zeros(x.shape)
+            step[index] = 1e-6
+            up = as_tensor(function(Tensor(x + step))).value
+            down = as_tensor(function(Tensor(x - step))).value
+            slopes[index] = (up - down) / 2e-6
+        return slopes
+
+    return gradient
+"""),
+    Variant("fails for a function that ignores its input", "jacobian indexes the adjoints by the leaf",
+            slip("jacobian", "rows.append(adjoints.get(leaf, np.zeros(leaf.value.shape)))", "rows.append(adjoints[leaf])")),
+    Variant("adjoints kept from one call to the next", "backward keeps its adjoints on the function", """
+def backward(output, seed=None):
+    order = topological_order(output)
+    store = backward.__dict__.setdefault("store", {})
+    for node, value in initial_adjoints(order, output, seed).items():
+        store[node] = store.get(node, 0.0) + value
+    for node in reversed(order):
+        if node.vjp is not None:
+            for parent, share in zip(node.parents, node.vjp(store[node])):
+                store[parent] = store[parent] + np.asarray(share, dtype=np.float64)
+    return {node: store[node] for node in order}
+"""),
+    Variant("calls a node's VJP once per parent instead of once per node", "backward asks the VJP inside the parent loop",
+            slip("backward", """            contributions = node.vjp(adjoint[node])
+            if len(contributions) != len(node.parents):
+                raise ValueError(f"the VJP of {node.name} returned {len(contributions)} adjoints "
+                                 f"for {len(node.parents)} parents")
+            for parent, share in zip(node.parents, contributions):
+                share = np.asarray(share, dtype=np.float64)""", """            for position, parent in enumerate(node.parents):
+                share = np.asarray(node.vjp(adjoint[node])[position], dtype=np.float64)""")),
+    Variant("returns the loss after the update instead of before", "mlp_step reports the loss of the new parameters", """
+def mlp_step(X, targets, params, lr):
+    def loss_of(values):
+        tensors = {key: Tensor(value, name=key) for key, value in values.items()}
+        hidden = (Tensor(X, name="X") @ tensors["W1"].T + tensors["b1"]).relu()
+        return tensors, cross_entropy(hidden @ tensors["W2"].T + tensors["b2"], targets)
+
+    tensors, loss = loss_of(params)
+    adjoints = backward(loss)
+    stepped = {key: params[key] - lr * adjoints[tensors[key]] for key in params}
+    return float(loss_of(stepped)[1].value), stepped
+"""),
 ]

@@ -443,4 +443,63 @@ def relu_backward(ctx, grad_output):
     grad_output.mul_(x > 0)
     return grad_output
 """),
+    Variant("multiply keys its slopes by parent, so a * a keeps one contribution",
+            "multiply collects the slopes in a dict comprehension", """
+def multiply(a, b):
+    out = Value(a.data * b.data, (a, b), "*")
+
+    def _backward():
+        slopes = {id(p): (p, s) for p, s in ((a, b.data), (b, a.data))}
+        for parent, slope in slopes.values():
+            parent.grad += out.grad * slope
+
+    out._backward = _backward
+    return out
+"""),
+    Variant("logistic_loss as log(1 + e^(-tz)) for every margin, which overflows for a large wrong-sign score",
+            "logistic_loss with the exponential of the negated margin", """
+def logistic_loss(scores, targets):
+    losses = []
+    for z, t in zip(scores, targets):
+        margin = z * float(t)
+        losses.append(((-margin).exp() + 1).log())
+    return sum(losses) / len(losses)
+"""),
+    Variant("train_step updates the weights but not the biases", "train_step steps every neuron's weights", """
+def train_step(model, X, targets, lr):
+    loss = logistic_loss([model([Value(v) for v in row]) for row in X], targets)
+    for w in model.parameters():
+        w.grad = 0.0
+    backward(loss)
+    weights = [w for layer in model.layers for neuron in layer for w in neuron.w]
+    for w in weights:
+        w.data = w.data - lr * w.grad
+    return loss
+"""),
+    Variant("sigmoid composed from existing operations", "sigmoid as e^a / (1 + e^a) from Value operations", """
+def sigmoid(a):
+    e = a.exp()
+    return e / (e + 1)
+"""),
+    Variant("sigmoid as 1 / (1 + e^-a) for every input, which overflows for a very negative one",
+            "sigmoid by math.exp of the negated input", """
+def sigmoid(a):
+    s = 1.0 / (math.exp(-a.data) + 1.0)
+    out = Value(s, (a,), "sigmoid")
+
+    def _backward():
+        a.grad += out.grad * out.data * (1.0 - out.data)
+
+    out._backward = _backward
+    return out
+"""),
+    Variant("relu_forward keeps x as an attribute of ctx instead of saving it", "relu_forward stores x in a ctx field", """
+def relu_forward(ctx, x):
+    ctx.saved_input = x
+    return torch.relu(x)
+
+
+def relu_backward(ctx, grad_output):
+    return grad_output * (ctx.saved_input > 0).to(grad_output.dtype)
+"""),
 ]

@@ -232,4 +232,251 @@ def dual_matmul(a, b):
             variant(TO_DOT, '{node._op or "leaf"}', '{str(node._op)}')),
     Variant("to_dot draws the edges of the first two parents only, as if no operation had three",
             "to_dot zips the parents with two slots", variant(TO_DOT, "in node._prev:\n", "in list(node._prev)[0:2]:\n")),
+    Variant("multiply undoes broadcasting by summing the wrong axes (the trailing ones)",
+            "multiply shrinks a gradient from its last axis", """
+def multiply(a, b):
+    out = Tensor(a.data * b.data, (a, b), "*")
+
+    def shrink(g, shape):
+        while g.ndim > len(shape):
+            g = g.sum(axis=g.ndim - 1)
+        stretched = tuple(i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1)
+        return g.sum(axis=stretched, keepdims=True)
+
+    def _backward():
+        a.grad += shrink(out.grad * b.data, a.shape)
+        b.grad += shrink(out.grad * a.data, b.shape)
+
+    out._backward = _backward
+    return out
+"""),
+    Variant("multiply finds and sums one stretched axis per operand, not all of them",
+            "multiply sums the first stretched axis it finds", """
+def multiply(a, b):
+    out = Tensor(a.data * b.data, (a, b), "*")
+
+    def shrink(g, shape):
+        g = g.sum(axis=tuple(range(g.ndim - len(shape))))
+        first = next((i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1), None)
+        return g if first is None else g.sum(axis=first, keepdims=True)
+
+    def _backward():
+        a.grad += shrink(out.grad * b.data, a.shape)
+        b.grad += shrink(out.grad * a.data, b.shape)
+
+    out._backward = _backward
+    return out
+"""),
+    Variant("reduce_sum broadcasts the gradient back without reinserting the summed axes",
+            "reduce_sum broadcasts the upstream as it came",
+            variant(REDUCE_SUM, "upstream = np.expand_dims(upstream, axis)", "upstream = np.asarray(upstream)")),
+    Variant("reduce_sum puts the summed axes back one at a time, in the order given",
+            "reduce_sum expands one axis per loop turn",
+            variant(REDUCE_SUM, "upstream = np.expand_dims(upstream, axis)",
+                    "for ax in (axis if isinstance(axis, tuple) else (axis,)): upstream = np.expand_dims(upstream, ax)")),
+    Variant("cross_entropy's rule writes P - Y into the softmax its forward pass saved",
+            "cross_entropy keeps the probabilities and edits them in backward", """
+def cross_entropy(logits, y):
+    shifted = logits.data - logits.data.max(axis=1, keepdims=True)
+    probs = np.exp(shifted) / np.exp(shifted).sum(axis=1, keepdims=True)
+    n = len(y)
+    out = Tensor(-np.log(probs[np.arange(n), y]).mean(), (logits,), "cross_entropy")
+
+    def _backward():
+        probs[np.arange(n), y] -= 1.0
+        logits.grad += out.grad * probs / n
+
+    out._backward = _backward
+    return out
+"""),
+    Variant("backward recurses into the parents at once, with no order and no memory",
+            "backward spreads from the root by recursion", """
+def backward(root):
+    root.grad = np.ones_like(root.data)
+
+    def spread(node):
+        node._backward()
+        for source in node._prev:
+            spread(source)
+
+    spread(root)
+"""),
+    Variant("backward runs each rule in the order a depth-first search discovers the nodes",
+            "backward runs the rules in a stack walk's preorder", """
+def backward(root):
+    found, seen, stack = [], set(), [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        found.append(node)
+        stack.extend(node._prev)
+    root.grad = np.ones_like(root.data)
+    for node in found:
+        node._backward()
+"""),
+    Variant("zero_grad writes zeros through p.grad[:], which a 0-d parameter does not have",
+            "zero_grad fills a slice from the start", """
+def zero_grad(params):
+    for p in params:
+        p.grad[0:] = np.zeros_like(p.grad)
+"""),
+    Variant("gradient_check takes one-sided differences of its own", "gradient_check steps each entry forward only", """
+def gradient_check(model, X, y, h=1e-6):
+    model.zero_grad()
+    engine_loss = cross_entropy(model(X), y)
+    engine_loss.backward()
+    worst = 0.0
+    for p in model.params:
+        base = float(cross_entropy(model(X), y).data)
+        for index in np.ndindex(*p.data.shape):
+            kept = p.data[index]
+            p.data[index] = kept + h
+            slope = (float(cross_entropy(model(X), y).data) - base) / h
+            p.data[index] = kept
+            worst = max(worst, abs(slope - p.grad[index]) / max(1.0, abs(p.grad[index])))
+    return worst
+"""),
+    Variant("adam_step rebinds its moment arrays, so state keeps the zeros of step 1", "adam_step assigns new moment arrays",
+            variant(variant(ADAM, "m[...] = beta1 * m + (1 - beta1) * p.grad", "m = beta1 * m + (1 - beta1) * p.grad"),
+                    "v[...] = beta2 * v + (1 - beta2) * p.grad ** 2", "v = beta2 * v + (1 - beta2) * p.grad ** 2")),
+    Variant("no_grad swallows an exception raised inside its block", "no_grad catches Exception and carries on", """
+@contextmanager
+def no_grad():
+    global grad_enabled
+    before = grad_enabled
+    grad_enabled = False
+    try:
+        yield
+    except Exception:
+        pass
+    finally:
+        grad_enabled = before
+"""),
+    Variant("no_grad restores the flag in `except Exception`, so a KeyboardInterrupt leaves recording off",
+            "no_grad restores in an except clause for Exception and after the block", """
+@contextmanager
+def no_grad():
+    global grad_enabled
+    before = grad_enabled
+    grad_enabled = False
+    try:
+        yield
+    except Exception:
+        grad_enabled = before
+        raise
+    grad_enabled = before
+"""),
+    Variant("no_grad switches recording on when an exception leaves it, even inside an outer no_grad",
+            "no_grad turns recording on in its except clause", """
+@contextmanager
+def no_grad():
+    global grad_enabled
+    before = grad_enabled
+    grad_enabled = False
+    try:
+        yield
+    except BaseException:
+        grad_enabled = True
+        raise
+    grad_enabled = before
+"""),
+    Variant("jvp reads .value and .tangent of f's result, which a function returning a plain array lacks",
+            "jvp reads f's result as it comes", variant(JVP, "out = as_dual(f(Dual(x, u)))", "out = f(Dual(x, u))")),
+    Variant("jvp gives a result that is not a Dual a zero tangent of x's shape", "jvp answers a constant with zeros like x", """
+def jvp(f, x, u):
+    out = f(Dual(x, u))
+    if not isinstance(out, Dual):
+        return np.asarray(out, dtype=np.float64), np.zeros(np.shape(x))
+    return out.value, out.tangent
+"""),
+    Variant("vjp_tensor's multiply rule does not sum the right operand's contribution back to its shape",
+            "vjp_tensor's multiply rule hands b its full product",
+            variant(VJP_TENSOR, "sum_to(g * a, b.shape)]", "g * a]")),
+    Variant("vjp_tensor's sum rule spreads g's data, a constant", "vjp_tensor's sum rule broadcasts g.data",
+            variant(VJP_TENSOR, "return [g * np.ones(a.shape)]", "return [Tensor(np.broadcast_to(g.data, a.shape).copy())]")),
+    Variant("vjp_tensor starts from a copy of g's data, so the contributions forget how g was made",
+            "vjp_tensor rewraps g first", variant(VJP_TENSOR, "    a, b = (node._prev + (None,))[:2]\n",
+                                                  "    a, b = (node._prev + (None,))[:2]\n    g = Tensor(np.copy(g.data))\n")),
+    Variant("conv2d's backward assigns into overlapping windows of the x gradient", "conv2d's backward overwrites each window",
+            variant(CONV2D, "grad_padded[window] +=", "grad_padded[window] = 0 * grad_padded[window] +")),
+    Variant("conv2d allocates its padded gradient buffer in the forward pass, so a second backward adds to the first "
+            "one's sums", "conv2d makes one zeros_like buffer beside the filters",
+            variant(variant(CONV2D, "        grad_padded = np.zeros(padded.shape)\n", "        grad_padded = kept_buffer\n"),
+                    "    filters = w.data\n", "    filters = w.data\n    kept_buffer = np.zeros_like(padded)\n")),
+    Variant("to_dot lists a node once per path that reaches it", "to_dot discards what it marks",
+            variant(TO_DOT, "seen.add(id(node))", "seen.discard(id(node))")),
+    Variant("to_dot keeps a set of edges, so x * x gets a single edge", "to_dot walks the set of parents",
+            variant(TO_DOT, "in node._prev:\n", "in set(node._prev):\n")),
+    Variant("to_dot calls every node without parents a leaf, operations made under no_grad too",
+            "to_dot labels by the number of parents", variant(TO_DOT, '{node._op or "leaf"}',
+                                                              '{"leaf" if len(node._prev) == 0 else node._op}')),
+    Variant("adam_step keeps the moments on the Tensors, so a new state starts from the old moments",
+            "adam_step hangs its moments on each parameter", """
+def adam_step(params, state, lr, betas=(0.9, 0.999), eps=1e-8):
+    beta1, beta2 = betas
+    state["t"] = state.get("t", 0) + 1
+    for p in params:
+        if not hasattr(p, "first_moment"):
+            p.first_moment, p.second_moment = np.zeros_like(p.data), np.zeros_like(p.data)
+        p.first_moment = beta1 * p.first_moment + (1 - beta1) * p.grad
+        p.second_moment = beta2 * p.second_moment + (1 - beta2) * p.grad ** 2
+        m_hat = p.first_moment / (1 - beta1 ** state["t"])
+        v_hat = p.second_moment / (1 - beta2 ** state["t"])
+        p.data -= lr * m_hat / (np.sqrt(v_hat) + eps)
+"""),
+    Variant("adam_step counts the steps on each Tensor, as PyTorch counts them per parameter",
+            "adam_step keeps a step counter on each parameter", """
+def adam_step(params, state, lr, betas=(0.9, 0.999), eps=1e-8):
+    beta1, beta2 = betas
+    if not state:
+        state["m"] = [np.zeros_like(p.data) for p in params]
+        state["v"] = [np.zeros_like(p.data) for p in params]
+    for p, m, v in zip(params, state["m"], state["v"]):
+        p.steps_taken = getattr(p, "steps_taken", 0) + 1
+        m[...] = beta1 * m + (1 - beta1) * p.grad
+        v[...] = beta2 * v + (1 - beta2) * p.grad ** 2
+        m_hat = m / (1 - beta1 ** p.steps_taken)
+        v_hat = v / (1 - beta2 ** p.steps_taken)
+        p.data -= lr * m_hat / (np.sqrt(v_hat) + eps)
+"""),
+    Variant("reduce_sum turns a negative axis positive when it comes alone, not inside a tuple",
+            "reduce_sum keeps the summed axes by a membership test of the raw axis", """
+def reduce_sum(a, axis=None, keepdims=False):
+    out = Tensor(np.sum(a.data, axis=axis, keepdims=keepdims), (a,), "sum")
+    wanted = range(a.data.ndim) if axis is None else [axis % a.data.ndim] if np.isscalar(axis) else list(axis)
+    kept = [1 if i in wanted else n for i, n in enumerate(a.shape)]
+
+    def _backward():
+        a.grad += np.broadcast_to(out.grad.reshape(kept), a.shape)
+
+    out._backward = _backward
+    return out
+"""),
+    Variant("cross_entropy is composed from the primitives instead of being one node",
+            "cross_entropy as a mean of log-sum-exp minus the picked logit, from Tensor operations", """
+def cross_entropy(logits, y):
+    top = logits.data.max(axis=1, keepdims=True)
+    centred = logits - top
+    one_hot = np.zeros(logits.shape)
+    one_hot[np.arange(len(y)), y] = 1.0
+    per_row = centred.exp().sum(axis=1).log() - (centred * one_hot).sum(axis=1)
+    return per_row.mean()
+"""),
+    Variant("jacobian_fwd by reverse mode, one backward pass per output", "jacobian_fwd by one reverse pass per output entry", """
+def jacobian_fwd(f, x):
+    x = np.asarray(x, dtype=np.float64)
+    rows = []
+    out_shape = None
+    for i in range(np.asarray(f(Tensor(x)).data).size):
+        leaf = Tensor(x)
+        out = f(leaf)
+        out_shape = out.data.shape
+        pick = np.zeros(out.data.size)
+        pick[i] = 1.0
+        backward((out * pick.reshape(out_shape)).sum())
+        rows.append(np.array(leaf.grad))
+    return np.stack(rows).reshape(out_shape + x.shape)
+"""),
 ]
