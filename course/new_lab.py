@@ -222,10 +222,10 @@ def square_vjp(x, v):
     return 2 * x
 """, advice="Your VJP returns the local derivative alone: the adjoint v that arrives from the output "
             "must scale it."),
-    Mistake("1", "drops the factor 2 of the derivative", "x_bar", """
+    Mistake("1", "negates the derivative", "x_bar", """
 def square_vjp(x, v):
-    return x * v
-""", advice="Your VJP is half the right size everywhere: differentiate x squared again."),
+    return -2 * x * v
+""", advice="Your VJP has the wrong sign everywhere: check the sign of the derivative of x squared."),
     Mistake("1", "right values, but written into x in place", "in place", """
 def square_vjp(x, v):
     x *= 2 * v
@@ -246,16 +246,13 @@ VARIANTS = [
 def square_vjp(x, v):
     return x + x
 """),
-    Variant("drops the factor 2 of the derivative", "scales a copy of x by v", """
+    Variant("negates the derivative", "subtracts the adjoint's share from zero", """
 def square_vjp(x, v):
-    x_bar = x.copy()
-    x_bar *= v
+    x_bar = np.zeros_like(x)
+    x_bar -= 2 * x * v
     return x_bar
 """),
     Variant("right values, but written into x in place", "multiplies into x with out=", """
-import numpy as np
-
-
 def square_vjp(x, v):
     return np.multiply(2 * v, x, out=x)
 """),
