@@ -6,6 +6,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from autograder.batch import grade_all
+from autograder.diagnosis import REBUILD, stored
 from autograder.grade import Options
 from autograder.gradebook import GradebookWriter
 from autograder.labs import course_labs, gradable_labs
@@ -40,7 +41,7 @@ def command_mistakes(args, pool):
 
 
 def command_fingerprints(args, pool):
-    from autograder.fingerprints import REBUILD, build, catalogue_answers, check, measure, rates, variant_answers
+    from autograder.fingerprints import build, catalogue_answers, check, measure, rates, variant_answers
 
     labs = args.lab or sorted(gradable_labs())
     if args.check:
@@ -83,6 +84,10 @@ def command_grade(args, pool):
         raise SystemExit(f"autograder: none of the {len(given.submissions)} submissions found is of "
                          + " and ".join(filter(None, [args.lab and f"lab {', '.join(args.lab)}",
                                                       args.student and f"student {', '.join(args.student)}"])))
+    for lab_name in sorted({s.lab for s in chosen.submissions} & set(course_labs())):
+        if stored(lab_name) is None:  # grading goes on: an unnamed mistake is only less feedback
+            print(f"autograder: {lab_name}'s fingerprints are missing or out of date, so its failures are not "
+                  f"named as known mistakes; rebuild them with {REBUILD.format(lab=lab_name)}", file=sys.stderr)
     client = None
     if args.scheduler:  # before anything else, so that an unreachable scheduler is said at once
         from autograder.distributed import connect

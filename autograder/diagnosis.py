@@ -88,6 +88,9 @@ def inputs_digest(grading):
     return digest.hexdigest()
 
 
+REBUILD = "python -m autograder fingerprints --lab {lab}"
+
+
 def fingerprints_path(lab_name):
     return LABS / lab_name / FINGERPRINTS
 

@@ -15,12 +15,11 @@ from dataclasses import dataclass
 
 from autograder.case_tokens import PASSED
 from autograder.catalogue import fingerprints_by_seed
-from autograder.diagnosis import FINGERPRINT_SEEDS, agreeing, diagnose, fingerprints_path, inputs_digest, stored
+from autograder.diagnosis import (FINGERPRINT_SEEDS, REBUILD, agreeing, diagnose, fingerprints_path, inputs_digest,
+                                  known_for, stored)
 from autograder.labs import grading_for
 from autograder.results_store import atomic_write
 from autograder.vocabulary import Mistake
-
-REBUILD = "python -m autograder fingerprints --lab {lab}"
 
 
 def build(lab_name, options, jobs):
@@ -83,9 +82,11 @@ def measure(lab_name, answers, seed, options, jobs):
     """[Measured] for `answers`, [(Mistake, the description of the catalogued mistake it is)], each
     graded on `seed` and diagnosed against the stored fingerprints."""
     grading = grading_for(lab_name)
+    if stored(lab_name) is None:
+        raise RuntimeError(f"{lab_name}'s fingerprints are missing or out of date; rebuild them with "
+                           + REBUILD.format(lab=lab_name))
     runs = fingerprints_by_seed(lab_name, [m for m, _ in answers], (seed,), options, jobs)
-    known = {activity: [(m, stored(lab_name)[m.description]) for m in grading.mistakes if m.activity == activity]
-             for activity in grading.lab.activities}
+    known = {activity: known_for(grading, activity) for activity in grading.lab.activities}
     measured = []
     for (answer, of), (fingerprint,) in zip(answers, runs):
         diagnosis = diagnose(fingerprint, known[answer.activity])

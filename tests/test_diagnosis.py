@@ -5,8 +5,9 @@ lab's variants (answers the fingerprints were not built from) are named rightly 
 import pytest
 
 from autograder.case_tokens import NOT_RUN, PASSED, STOPPED, failed, raised
-from autograder.diagnosis import FINGERPRINT_SEEDS, SAYS, diagnose
-from autograder.fingerprints import REBUILD, catalogue_answers, check, measure, rates, variant_answers, variants
+from autograder import diagnosis
+from autograder.diagnosis import FINGERPRINT_SEEDS, REBUILD, SAYS, diagnose, known_for, stored
+from autograder.fingerprints import catalogue_answers, check, measure, rates, variant_answers, variants
 from autograder.grade import Options
 from autograder.labs import grading_for
 from autograder.sandbox import Limits
@@ -88,6 +89,21 @@ def test_the_tiers_relax_the_kind_then_the_words_and_the_first_that_agrees_decid
 
 def test_the_stored_fingerprints_are_current(lab):
     assert check([lab.name]) == [], f"rebuild them: {REBUILD.format(lab=lab.name)}"
+
+
+@pytest.mark.parametrize("text", [None, "{not json", '{"inputs": "an older digest", "mistakes": []}'])
+def test_a_missing_unreadable_or_stale_file_names_nothing_and_says_how_to_rebuild(text, tmp_path, monkeypatch):
+    lab_name, path = "scalar_engine", tmp_path / "fingerprints.json"
+    if text is not None:
+        path.write_text(text)
+    monkeypatch.setattr(diagnosis, "fingerprints_path", lambda name: path)
+    stored.cache_clear()
+    try:
+        assert stored(lab_name) is None
+        assert known_for(grading_for(lab_name), "1a") == []
+        assert REBUILD.format(lab=lab_name) in check([lab_name])[0]
+    finally:
+        stored.cache_clear()
 
 
 def test_every_catalogued_mistake_has_its_advice_and_variants(lab):
