@@ -1,5 +1,6 @@
 """python -m autograder grade PATH... --out DIR [--jobs N | --scheduler ADDRESS] [--db URL] [--regrade]
                            [--lab LAB] [--student STUDENT] [--course FILE] [limits] [--secret-file PATH]
+python -m autograder report GRADED [--db URL] [--out FILE.html]
 python -m autograder gradescope LAB --out FILE.zip [--secret-file PATH]
 
 Grades submitted notebooks (files, or folders searched for *.ipynb). Every record is keyed by
@@ -8,12 +9,17 @@ file's stem. In DIR it writes <student>/<lab>.json (Gradescope results schema pl
 <student>/<lab>.html (feedback), the grades in nbgrader's gradebook (default
 sqlite:///DIR/gradebook.db) with the autograded notebooks nbgrader's generate_feedback reads,
 and the class's tables, rebuilt from every record in DIR after each run: grades.csv,
-grades-<lab>.csv and course.csv. Due dates and the late policy come from the course file
+grades-<lab>.csv, course.csv, diagnoses.csv and canvas.csv, and the class report
+(report.html). Due dates and the late policy come from the course file
 (course.toml; see autograder/lateness.py). Exits 0 once every submission has a result, whatever
 the scores. A run grades only the submissions without a current result in DIR (same notebook,
 grader, lab and course secret), so an interrupted batch goes on where it stopped; --regrade
 grades them all, and --lab and --student choose the records a run grades, leaving the others
 as they are. The course secret chooses each submission's hidden inputs (see autograder/secret.py).
+
+`report` writes the class report of a results folder (every `grade` run writes it there too, as
+report.html): per lab the score distribution, each activity's pass rate, difficulty and
+discrimination, the known mistakes the class made, what needs a person, and grading times.
 
 `gradescope` writes LAB's Gradescope autograder bundle, which grades each submission there with
 this same grader and sandbox.
@@ -54,6 +60,11 @@ def main(argv=None):
     prints.add_argument("--check", action="store_true", help="build nothing; fail when a lab's file is out of date")
     prints.add_argument("--measure", type=int, metavar="SEED",
                         help="build nothing; diagnose the catalogue and the lab's variants.py on this seed")
+    report = commands.add_parser("report", help="write the class report: one HTML page of how the class did")
+    report.add_argument("graded", metavar="GRADED", help="a results folder of `grade` (its --out)")
+    report.add_argument("--db", metavar="URL", help="take the scores from this nbgrader gradebook (where manual "
+                                                    "grading lands); records only it holds are shown too")
+    report.add_argument("--out", metavar="FILE.html", help="where the page goes (default GRADED/report.html)")
     bundle = commands.add_parser("gradescope", help="write a lab's Gradescope autograder bundle")
     bundle.add_argument("lab", help="the lab, as named in source/")
     bundle.add_argument("--out", required=True, metavar="FILE.zip", help="where the bundle goes")
@@ -79,6 +90,10 @@ def main(argv=None):
         from autograder.gradescope.bundle import write_bundle
 
         return write_bundle(args.lab, args.out, args.secret_file)
+    if args.command == "report":  # reads results only
+        from autograder.commands import command_report
+
+        return command_report(args)
     if args.command == "fingerprints" and args.check:  # reads files only
         from autograder.commands import command_fingerprints
 

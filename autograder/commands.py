@@ -8,12 +8,13 @@ from pathlib import Path
 from autograder.batch import grade_all
 from autograder.diagnosis import REBUILD, stored
 from autograder.grade import Options
-from autograder.gradebook import GradebookWriter
+from autograder.gradebook import GradebookWriter, canvas_people
 from autograder.labs import course_labs, gradable_labs
 from autograder.lateness import apply_late, lateness, read_course
 from autograder.progress import Progress, summary
 from autograder.report import write_html, write_json
-from autograder.results_store import plan, provenance
+from autograder.report_page import REPORT, render
+from autograder.results_store import atomic_write, plan, provenance, stored_results
 from autograder.roster import roster
 from autograder.sandbox import Limits, choose_sandbox
 from autograder.secret import course_secret
@@ -93,7 +94,8 @@ def command_grade(args, pool):
         from autograder.distributed import connect
 
         client = connect(args.scheduler)
-    gradebook = GradebookWriter(args.db or f"sqlite:///{(out / 'gradebook.db').resolve()}", out)
+    db_url = args.db or f"sqlite:///{(out / 'gradebook.db').resolve()}"
+    gradebook = GradebookWriter(db_url, out)
     run, problems, code, writing, todo = {}, [], 0, {"write": 0.0}, []
     try:
         try:
@@ -117,7 +119,18 @@ def command_grade(args, pool):
         gradebook.close()
         if client is not None:
             client.close()
-        records = write_tables(out)  # whatever happened, the tables show every record there is
+        try:
+            people = canvas_people(db_url)
+        except Exception as error:  # a gradebook that is down: canvas.csv names students by id alone
+            people = {}
+            problems.append(f"canvas.csv names students by their nbgrader id only: the gradebook's students "
+                            f"could not be read ({type(error).__name__}: {error})")
+        records = write_tables(out, people)  # whatever happened, the tables show every record there is
+        try:
+            atomic_write(out / REPORT, render(records, out, source=str(out)))
+        except Exception as error:  # the results and tables stand; `report` can write it again
+            problems.append(f"the class report was not written ({type(error).__name__}: {error}); "
+                            f"python -m autograder report {out} writes it")
     print("\n".join(summary(run, len(chosen.submissions), missing(records), chosen.skipped, out)))
     phases = {}
     for submission, _ in todo:
@@ -180,3 +193,24 @@ def grade_and_write(args, pool, client, out, gradebook, course, todo, secret, ru
             grade_all(submissions, grading_options(args, pool, secret), args.jobs, keep, progress.start)
     finally:
         progress.close()
+
+
+def command_report(args):
+    graded = Path(args.graded)
+    if not graded.is_dir():
+        raise SystemExit(f"autograder: {graded} is not a folder of results (the --out of `grade`)")
+    records = stored_results(graded)
+    if args.db:
+        from autograder.class_report import with_gradebook
+        from autograder.gradebook import held_scores
+
+        records = with_gradebook(records, held_scores(args.db))
+    if not records:
+        raise SystemExit(f"autograder: {graded} holds no results" + (" and the gradebook no submissions" if args.db
+                                                                     else ""))
+    target = Path(args.out) if args.out else graded / REPORT
+    # The gradebook's URL may hold a password: the page names it only as a gradebook.
+    atomic_write(target, render(records, graded, source=str(graded) + (" and its gradebook" if args.db else ""),
+                                page_folder=target.resolve().parent))
+    print(f"wrote {target}: {len(records)} records")
+    return 0

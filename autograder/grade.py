@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from autograder.diagnosis import diagnose, known_for
-from autograder.case_tokens import NOT_RUN, PASSED, STOPPED, failed, raised
+from autograder.case_tokens import NOT_RUN, NUMBERS, PASSED, STOPPED, failed, raised
 from autograder.labs import LabNotGradable, course_labs, grading_for
 from autograder.errors import GraderError
 from autograder.policy import NEEDED_PYTORCH, hidden_for, pytorch_mentions
@@ -64,6 +64,7 @@ class Outcome:
     stopped: bool = False  # a hidden check hung or killed the worker: the engine cannot be run again
     deferred: tuple = ()  # not run on the submission's engine, whose activities `deferred` stopped
     fingerprint: tuple = ()  # a token per hidden case (autograder/case_tokens.py)
+    first_failed: str = ""  # the first failing hidden check's title, its drawn numbers as '#'
 
 
 class Clock:
@@ -334,8 +335,11 @@ def judge_activity(session, probes, cases, quiet=False):
     if not failures:
         return Outcome(True, f"passed all {plural(total, 'hidden check')}", fingerprint=fingerprint)
     (first, said), halted = failures[0], stopped is not None
+    # The class report counts students' first failures together: the seed's numbers would part them.
+    first_failed = NUMBERS.sub("#", cases[first - 1].title)
     if quiet:
-        return Outcome(False, f"failed hidden check {first} of {total}: {said}", stopped=halted)
+        return Outcome(False, f"failed hidden check {first} of {total}: {said}", stopped=halted,
+                       first_failed=first_failed)
     summary = f"failed {len(failures)} of {plural(total, 'hidden check')}"
     if halted and stopped < total:
         earlier = len(failures) - 1
@@ -343,7 +347,8 @@ def judge_activity(session, probes, cases, quiet=False):
                    f"were not run" + (f"; {earlier} of the {plural(stopped - 1, 'check')} before it failed"
                                       if earlier else ""))
     needed = f"{NEEDED_PYTORCH} " if needed else ""
-    return Outcome(False, f"{summary}. {needed}The first failure: {said}", stopped=halted, fingerprint=fingerprint)
+    return Outcome(False, f"{summary}. {needed}The first failure: {said}", stopped=halted, fingerprint=fingerprint,
+                   first_failed=first_failed)
 
 
 def quoted(text, limit=QUOTED):
@@ -411,12 +416,13 @@ def grade(path, options=Options(), expected_lab=None):
     except WorkerFailure as failure:
         problems = [str(failure)]
         for activity in lab.activities:
-            outcomes.setdefault(activity, Outcome(False, f"not graded: {failure}"))
+            outcomes.setdefault(activity, Outcome(False, f"not graded: {failure}", stopped=True))
     except GraderError as error:
         return error_result(name, path, error.kind, str(error), started, lab.name), {}
     finally:
         sessions.close()
     diagnoses = name_mistakes(grading, outcomes) if options.diagnose else {}
+    stopped = [activity for activity, outcome in outcomes.items() if outcome.stopped]
     if status == "graded" and options.rejudge:
         rejudge_with_reference_engine(grading, steps, outcomes, options, clock)
     found = answers(lab, notebook)
@@ -426,6 +432,11 @@ def grade(path, options=Options(), expected_lab=None):
     result["extra_data"]["cpu_seconds"] = round(clock.spent, 2)
     result["extra_data"]["diagnoses"] = {activity: {"mistakes": list(d.mistakes), "advice": d.advice,
                                                     "matched_on": d.tier} for activity, d in diagnoses.items()}
+    # For the class report (autograder/class_report.py): what the messages say, kept as data.
+    result["extra_data"]["not_attempted"] = [activity for activity, outcome in outcomes.items() if outcome.untouched]
+    result["extra_data"]["stopped"] = stopped
+    result["extra_data"]["first_failed"] = {activity: outcome.first_failed for activity, outcome in outcomes.items()
+                                            if not outcome.passed and outcome.first_failed}
     return result, found
 
 

@@ -250,3 +250,47 @@ class GradebookWriter:
                 cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=messages[cell.id] + "\n")]
         text = nbformat.writes(notebook)
         atomic_write(self._autograded(student, lab_name), text if text.endswith("\n") else text + "\n")
+
+
+def held_scores(db_url):
+    """What the gradebook `db_url` holds, by (student, lab): {"points": {activity: points},
+    "penalty": late penalty in points, "seconds_late": seconds after the due date or None}. An
+    activity's points are its manual score where a person gave one, else the grader's, plus any
+    extra credit: the gradebook is where manual grading lands."""
+    from nbgrader.api import Assignment, BaseCell, Grade, SubmittedAssignment, SubmittedNotebook
+
+    check_database(db_url)
+    held = {}
+    with nbgrader_tools()[0](db_url) as gradebook:
+        submissions = (gradebook.db.query(SubmittedAssignment.student_id, Assignment.name, SubmittedAssignment.timestamp,
+                                          Assignment.duedate, SubmittedAssignment.extension,
+                                          SubmittedNotebook.late_submission_penalty)
+                       .join(Assignment, SubmittedAssignment.assignment_id == Assignment.id)
+                       .join(SubmittedNotebook, SubmittedNotebook.assignment_id == SubmittedAssignment.id))
+        for student, lab_name, submitted, due, extension, penalty in submissions:
+            late = None
+            if submitted is not None and due is not None:
+                late = max(0.0, (submitted - due - (extension or timedelta(0))).total_seconds())
+            held[(student, lab_name)] = {"points": {}, "penalty": float(penalty or 0), "seconds_late": late}
+        grades = (gradebook.db.query(SubmittedAssignment.student_id, Assignment.name, BaseCell.name, Grade.auto_score,
+                                     Grade.manual_score, Grade.extra_credit)
+                  .join(SubmittedNotebook, Grade.notebook_id == SubmittedNotebook.id)
+                  .join(SubmittedAssignment, SubmittedNotebook.assignment_id == SubmittedAssignment.id)
+                  .join(Assignment, SubmittedAssignment.assignment_id == Assignment.id)
+                  .join(BaseCell, Grade.cell_id == BaseCell.id))
+        for student, lab_name, cell, auto, manual, extra in grades:
+            if (student, lab_name) in held and cell.endswith("-check"):
+                score = manual if manual is not None else (auto or 0.0)
+                held[(student, lab_name)]["points"][cell.removesuffix("-check")] = score + (extra or 0.0)
+    return held
+
+
+def canvas_people(db_url):
+    """{student: {"name", "id"}} from nbgrader's students table (`nbgrader db student import`
+    fills it: last and first name, and lms_user_id, the student's Canvas ID), for canvas.csv."""
+    from nbgrader.api import Student
+
+    with nbgrader_tools()[0](db_url) as gradebook:
+        rows = gradebook.db.query(Student.id, Student.first_name, Student.last_name, Student.lms_user_id).all()
+    return {student: {"name": ", ".join(filter(None, (last, first))) or None, "id": lms_user_id}
+            for student, first, last, lms_user_id in rows}

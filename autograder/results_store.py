@@ -32,8 +32,9 @@ from course.labs import ROOT
 STEM_BYTES = 128
 PLAIN = frozenset((string.ascii_letters + string.digits + "_-.").encode())
 # What the results folder holds beside the students' folders (nbgrader's folders and gradebook,
-# and the tables, *.csv): a student of one of these names gets a folder whose name is escaped.
-RESERVED = frozenset(("autograded", "feedback", "gradebook.db"))
+# the class report, and the tables, *.csv): a student of one of these names gets a folder whose name is escaped.
+REPORT = "report.html"  # the class report (autograder/report_page.py)
+RESERVED = frozenset(("autograded", "feedback", "gradebook.db", REPORT))
 
 
 def file_stem(name):

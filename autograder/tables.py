@@ -9,7 +9,8 @@ from every record in the results folder, so that they always show the whole clas
 * `course.csv`: one row per student, and for each lab its required points, its bonus points
   (both after any late penalty) and its status (`missing` where there is no record);
 * `diagnoses.csv`: one row per known mistake the grader named (autograder/diagnosis.py), by lab
-  and activity: how many students' answers behave like it, and who, the most common first.
+  and activity: how many students' answers behave like it, and who, the most common first;
+* `canvas.csv`: the course's grades as Canvas's gradebook import reads them (`canvas_sheet`).
 
 Each file is written whole or not at all, and no cell of them is a formula.
 """
@@ -23,6 +24,7 @@ from autograder.results_store import atomic_write, stored_results
 
 MISSING = "missing"
 NOT_HANDED_IN = ("wrong_lab",)  # statuses of a record that counts as no submission for its lab
+SCORED = ("graded", "timeout")  # statuses of a record whose activities were judged (out of time: in part)
 
 # What a spreadsheet reads as the start of a formula (or, for tab and carriage return, of one
 # hidden behind blank space) in a cell of text.
@@ -75,9 +77,9 @@ def common_cells(student, lab, result):
             late.get("submitted"), None if seconds is None else round(seconds / 3600, 2)]
 
 
-def write_tables(out):
+def write_tables(out, people=None):
     """Rewrite every table of the results folder `out` from its records; returns the records
-    ({(student, lab): result})."""
+    ({(student, lab): result}). `people` names the students for Canvas (see `canvas_sheet`)."""
     out = Path(out)
     records = stored_results(out)
     labs = sorted({lab for _, lab in records})
@@ -97,6 +99,7 @@ def write_tables(out):
         atomic_write(out / f"grades-{lab}.csv", csv_text(COMMON[:1] + COMMON[2:] + orders[lab], rows))
     atomic_write(out / "course.csv", course_sheet(records))
     atomic_write(out / "diagnoses.csv", diagnoses_sheet(records))
+    atomic_write(out / "canvas.csv", canvas_sheet(records, people or {}))
     return records
 
 
@@ -110,6 +113,33 @@ def diagnoses_sheet(records):
     rows = [[*key[:3], len(students), " ".join(students), key[3]]
             for key, students in sorted(named.items(), key=lambda item: (-len(item[1]), item[0]))]
     return csv_text(["lab", "activity", "mistake", "students", "who", "advice"], rows)
+
+
+CANVAS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
+CANVAS_POINTS = "    Points Possible"  # the row Canvas's own export puts first, as it spells it
+
+
+def canvas_sheet(records, people):
+    """canvas.csv: Canvas's gradebook columns, then one column per lab, named by the lab (Canvas
+    makes an assignment of that name, or fills the one it already has: rename a column to Canvas's
+    'Name (id)' to aim at an existing one), and a row per student with the lab's score after the
+    late penalty, required and bonus together (extra credit past the points possible); blank
+    where nothing was scored. Canvas finds a student by ID, SIS User ID or SIS Login ID: nbgrader's
+    student id is the SIS Login ID, and `people` ({student: {"name", "id", "sis_user_id",
+    "section"}}, from nbgrader's students table: `gradebook.canvas_people`) adds the rest."""
+    labs = sorted(course_labs())
+    students = sorted({student for student, _ in records})
+    possible = [sum(a.points for a in course_labs()[lab].activities.values() if not a.optional) for lab in labs]
+    rows = [[CANVAS_POINTS, None, None, None, None, *possible]]
+    for student in students:
+        known = people.get(student, {})
+        row = [known.get("name") or student, known.get("id"), known.get("sis_user_id"), student, known.get("section")]
+        for lab in labs:
+            result = records.get((student, lab))
+            row.append(None if result is None or result["status"] not in SCORED
+                       else tidy(sum(earned(result))))
+        rows.append(row)
+    return csv_text(CANVAS + labs, rows)
 
 
 def course_sheet(records):

@@ -10,6 +10,7 @@ import pytest
 
 from tests.classroom import check_record, grade_class
 from tests.helpers import LABS, ROOT, comparable, grade_command, lab_notebook, read, records_in
+from tests.report_pages import page_tables
 from tests.submissions import save, with_cell_after
 from tests.services import HANG_SECONDS, dask_cluster, json_count, unused_port, wait_for
 
@@ -19,8 +20,10 @@ def same_results(out, reference):
     assert sorted(graded) == sorted(expected)
     for key in expected:
         assert comparable(graded[key]) == comparable(expected[key]), key
-    for table in ("grades.csv", "course.csv"):
+    for table in ("grades.csv", "course.csv", "diagnoses.csv", "canvas.csv"):
         assert (out / table).read_text() == (reference / table).read_text(), table
+    assert page_tables((out / "report.html").read_text(), timing=False) == \
+        page_tables((reference / "report.html").read_text(), timing=False)
 
 
 @pytest.fixture

@@ -1,13 +1,15 @@
 """nbgrader's gradebook on a real PostgreSQL server (`--db postgresql://...`): the class recorded
-there exports as the SQLite gradebook does, nbgrader's feedback works on it, and a re-graded
-student's lab is updated in place."""
+there exports as the SQLite gradebook does, the class report read from it shows what the results
+folder's does, nbgrader's feedback works on it, and a re-graded student's lab is updated in place."""
 import shutil
 import subprocess
+import sys
 
 import pytest
 
 from tests.classroom import check_record, grade_class
 from tests.helpers import LABS, ROOT, grade_command, nbgrader, nbgrader_export, records_in
+from tests.report_pages import page_tables
 from tests.services import json_count, postgres_database, postgres_server, unused_port
 
 
@@ -50,6 +52,12 @@ def test_the_class_in_postgresql_exports_as_in_sqlite_and_regrades_in_place(a_cl
     sqlite = nbgrader_export(uninterrupted, f"sqlite:///{uninterrupted / 'gradebook.db'}", tmp_path)
     assert nbgrader_export(out, database, tmp_path) == sqlite
     check_record(out, database, tmp_path)
+    # The class report from the gradebook: the same scores as the results folder's own report.
+    report = subprocess.run([sys.executable, "-m", "autograder", "report", out, "--db", database, "--out",
+                             tmp_path / "from-gradebook.html"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert report.returncode == 0, report.stdout + report.stderr
+    assert page_tables((tmp_path / "from-gradebook.html").read_text()) == page_tables((out / "report.html").read_text())
+    assert database.rpartition("@")[0] not in (tmp_path / "from-gradebook.html").read_text()
 
     student, lab = "s01", LABS[0].name
     feedback = nbgrader("generate_feedback", lab, f"--CourseDirectory.root={out}",

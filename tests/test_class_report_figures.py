@@ -1,0 +1,150 @@
+"""The class report's figures (autograder/class_report.py) and Canvas's table, on records written
+here by hand, so that each decision shows: who counts as missing, late and not gradable, the item
+analysis, the known mistakes and the failures none explains, what needs a person, scores a
+gradebook holds, and the page that draws it all without fetching anything."""
+import csv
+import io
+import re
+
+import numpy as np
+import pytest
+
+from autograder.class_report import class_report, histogram, pearson, with_gradebook
+from autograder.labs import course_labs
+from autograder.report_page import render
+from autograder.tables import CANVAS_POINTS, canvas_sheet
+
+LAB = "scalar_engine"
+
+
+def result(student, scores, status="graded", late=0.0, hours_late=0.0, diagnoses=None, untouched=(),
+           stopped=(), first_failed=None, seconds=10.0, output="", lab=LAB):
+    """A record as the grader writes it; `scores` maps activity ids to points earned."""
+    activities = course_labs()[lab].activities
+    tests = [{"name": a, "score": scores.get(a, 0), "max_score": activity.points, "output": output,
+              "status": "passed" if scores.get(a, 0) == activity.points else "failed",
+              "tags": ["optional"] if activity.optional else []} for a, activity in activities.items()]
+    if status not in ("graded", "timeout"):
+        tests = []
+    required = sum(t["score"] for t in tests if not t["tags"])
+    bonus = sum(t["score"] for t in tests if t["tags"])
+    return {"status": status, "score": required + bonus, "tests": tests, "output": output, "execution_time": seconds,
+            "extra_data": {"student": student, "lab": lab, "required": required, "bonus": bonus,
+                           "late": {"penalty": late, "seconds_late": hours_late * 3600},
+                           "diagnoses": diagnoses or {}, "not_attempted": list(untouched),
+                           "stopped": list(stopped), "first_failed": first_failed or {}}}
+
+
+FULL = {a: activity.points for a, activity in course_labs()[LAB].activities.items()}
+
+
+def a_class():
+    half = {**FULL, "2": 0, "A": 0}
+    records = [
+        result("ann", FULL, seconds=30.0),
+        result("bob", FULL, late=0.2, hours_late=26),
+        result("cat", {**FULL, "1a": 0}, diagnoses={"1a": {"mistakes": ["assigns"], "advice": "add into .grad",
+                                                          "matched_on": "tokens"}}),
+        result("dan", {**FULL, "1a": 0}, diagnoses={"1a": {"mistakes": ["assigns"], "advice": "add into .grad",
+                                                          "matched_on": "tokens"}}),
+        result("eve", half, first_failed={"2": "backward on a chain of # nodes"}),
+        result("fay", half, first_failed={"2": "backward on a chain of # nodes"}, stopped=["A"]),
+        result("gus", {}, untouched=list(FULL)),
+        result("hal", {}, status="invalid_notebook", output="the file is not a Jupyter notebook", seconds=0.5),
+        result("ivy", {}, status="wrong_lab", output="this notebook is another lab's", seconds=0.5),
+        result("jon", half, status="timeout", seconds=600.0),
+        result("kim", FULL, lab="tensor_engine"),  # no record of scalar_engine: missing
+    ]
+    return {(r["extra_data"]["student"], r["extra_data"]["lab"]): r for r in records}
+
+
+def test_who_counts_as_scored_missing_late_and_not_gradable():
+    report = class_report(a_class())[LAB]
+    assert (report.students, report.scored, report.missing, report.late, report.not_gradable) == (11, 8, 2, 1, 1)
+    full = sum(FULL[a] for a, act in course_labs()[LAB].activities.items() if not act.optional)
+    assert report.max_required == full
+    assert any(value == pytest.approx(full * 0.8) for value in report.required)  # bob's, after his late penalty
+
+
+def test_activities_come_hardest_first_with_their_item_analysis():
+    records = a_class()
+    report = class_report(records)[LAB]
+    difficulties = [a.difficulty for a in report.activities]
+    assert difficulties == sorted(difficulties)
+    scored = [r for (s, lab), r in sorted(records.items()) if lab == LAB and r["status"] in ("graded", "timeout")]
+    two = next(a for a in report.activities if a.id == "2")
+    points = np.array([next(t["score"] for t in r["tests"] if t["name"] == "2") for r in scored], float)
+    rest = np.array([sum(t["score"] for t in r["tests"]) for r in scored], float) - points
+    assert two.discrimination == pytest.approx(np.corrcoef(points, rest)[0, 1])
+    assert two.pass_rate == pytest.approx(np.mean(points == FULL["2"]))
+    assert two.mean_points == pytest.approx(points.mean())
+    assert two.not_attempted_rate == pytest.approx(1 / len(scored))  # gus left every stub
+
+
+def test_discrimination_is_undefined_where_nothing_varies():
+    assert pearson([1, 1, 1], [0, 1, 2]) is None
+    assert pearson([2], [3]) is None
+    assert pearson([0, 1, 2], [0, 2, 4]) == pytest.approx(1.0)
+
+
+def test_named_mistakes_are_counted_with_their_students_and_the_rest_by_first_failing_check():
+    report = class_report(a_class())[LAB]
+    first = next(a for a in report.activities if a.id == "1a")
+    assert [(m.names, m.advice, m.students) for m in first.mistakes] == [("assigns", "add into .grad", ["cat", "dan"])]
+    assert first.undiagnosed == 0
+    two = next(a for a in report.activities if a.id == "2")
+    assert two.mistakes == [] and two.undiagnosed_students == ["eve", "fay", "jon"]  # gus never attempted it
+    assert two.first_failed[0] == ("backward on a chain of # nodes", 2)
+
+
+def test_what_needs_a_person_is_every_record_not_scored_out_of_time_or_stopped():
+    report = class_report(a_class())[LAB]
+    assert [(item.student, item.status) for item in report.attention] == [
+        ("fay", "graded"), ("hal", "invalid_notebook"), ("ivy", "wrong_lab"), ("jon", "timeout")]
+    assert "activity A" in report.attention[0].reason
+    assert report.slowest[0] == ("jon", 600.0, "timeout")
+
+
+def test_histogram_bins_cover_every_score_once():
+    values = [0, 0.5, 3, 11.99, 12]
+    bins = histogram(values, 12)
+    assert bins[0][0] == 0 and bins[-1][1] == 12
+    assert sum(count for _, _, count in bins) == len(values)
+    assert bins[-1][2] == 2  # the last bin holds the full score too
+    assert len(histogram(range(1000), 999)) <= 20
+
+
+def test_a_gradebook_s_manual_score_replaces_the_grader_s_and_its_own_records_are_added():
+    records = a_class()
+    held = {("cat", LAB): {"points": {**FULL}, "penalty": 0.0, "seconds_late": 0.0},
+            ("zed", LAB): {"points": {"1a": FULL["1a"]}, "penalty": 0.0, "seconds_late": 7200.0}}
+    merged = with_gradebook(records, held)
+    assert records[("cat", LAB)]["tests"][0]["score"] == 0  # the records given are left as they were
+    report = class_report(merged)[LAB]
+    assert report.scored == 9 and report.late == 2
+    first = next(a for a in report.activities if a.id == "1a")
+    # Full marks now for cat (a person's), as for ann, bob, eve, fay, jon and zed; none for dan and gus.
+    assert first.mean_points == pytest.approx(np.mean([FULL["1a"]] * 7 + [0, 0]))
+
+
+def test_canvas_sheet_follows_canvas_s_columns_and_leaves_unscored_records_blank():
+    records = a_class()
+    people = {"ann": {"name": "Lee, Ann", "id": "4411"}}
+    rows = list(csv.reader(io.StringIO(canvas_sheet(records, people))))
+    labs = sorted(course_labs())
+    assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", *labs]
+    assert rows[1][0] == CANVAS_POINTS
+    by_login = {row[3]: row for row in rows[2:]}
+    column = 5 + labs.index(LAB)
+    assert by_login["ann"][:2] == ["Lee, Ann", "4411"]
+    assert float(by_login["bob"][column]) == pytest.approx(0.8 * sum(FULL.values()))
+    assert by_login["hal"][column] == by_login["ivy"][column] == by_login["kim"][column] == ""
+
+
+def test_the_page_is_self_contained_and_draws_each_lab():
+    page = render(a_class())
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page)
+    assert not re.search(r"<(script|link|img)\b", page)
+    assert page.count("<svg") == 2 * 3  # per lab: scores, activities, grading time
+    for lab in ("scalar_engine", "tensor_engine"):
+        assert f'id="lab-{lab}"' in page and f'href="#lab-{lab}"' in page
