@@ -90,9 +90,9 @@ def pytest_xdist_make_scheduler(config, log):
 # The modules holding the longest groups, longest first (`make test` prints the slowest tests). A
 # process takes the next group when it finishes one, so a long group begun last would run alone
 # while the other processes sit idle: on 2 cores the whole run took up to 78 minutes.
-LONGEST_FIRST = ("test_class_record", "test_adversarial", "test_mistakes", "test_grading", "test_jupyterlab",
-                 "test_new_lab", "test_instructor_notebook", "test_every_function_probed", "test_hidden_inputs",
-                 "test_release_execution")
+LONGEST_FIRST = ("test_class_record", "test_adversarial", "test_mistakes", "test_grading", "test_class_report",
+                 "test_jupyterlab", "test_new_lab", "test_instructor_notebook", "test_every_function_probed",
+                 "test_hidden_inputs", "test_release_execution")
 
 
 def pytest_collection_modifyitems(items):
