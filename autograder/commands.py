@@ -13,8 +13,8 @@ from autograder.labs import course_labs, gradable_labs
 from autograder.lateness import apply_late, lateness, read_course
 from autograder.progress import Progress, summary
 from autograder.report import write_html, write_json
-from autograder.report_page import REPORT, render
-from autograder.results_store import atomic_write, plan, provenance, stored_results
+from autograder.report_page import render
+from autograder.results_store import REPORT, atomic_write, plan, provenance, stored_results
 from autograder.roster import roster
 from autograder.sandbox import Limits, choose_sandbox
 from autograder.secret import course_secret

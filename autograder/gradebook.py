@@ -197,12 +197,8 @@ class GradebookWriter:
                        .filter(Assignment.name == lab_name))
         found = {student: {None: (submitted, extension, float(penalty or 0))}
                  for student, submitted, extension, penalty in submissions}
-        rows = (gradebook.db.query(SubmittedAssignment.student_id, BaseCell.name, Grade.auto_score, Grade.extra_credit)
-                .join(SubmittedNotebook, Grade.notebook_id == SubmittedNotebook.id)
-                .join(SubmittedAssignment, SubmittedNotebook.assignment_id == SubmittedAssignment.id)
-                .join(Assignment, SubmittedAssignment.assignment_id == Assignment.id)
-                .join(BaseCell, Grade.cell_id == BaseCell.id)
-                .filter(Assignment.name == lab_name))
+        rows = grade_rows(gradebook, SubmittedAssignment.student_id, BaseCell.name, Grade.auto_score,
+                          Grade.extra_credit).filter(Assignment.name == lab_name)
         for student, grade_id, auto_score, extra_credit in rows:
             found.setdefault(student, {})[grade_id] = (auto_score, extra_credit)
         gradebook.db.commit()  # ends the read transaction
@@ -252,6 +248,18 @@ class GradebookWriter:
         atomic_write(self._autograded(student, lab_name), text if text.endswith("\n") else text + "\n")
 
 
+def grade_rows(gradebook, *columns):
+    """A query of `columns` over every grade the gradebook holds, joined to its submission, its
+    assignment and its cell."""
+    from nbgrader.api import Assignment, BaseCell, Grade, SubmittedAssignment, SubmittedNotebook
+
+    return (gradebook.db.query(*columns)
+            .join(SubmittedNotebook, Grade.notebook_id == SubmittedNotebook.id)
+            .join(SubmittedAssignment, SubmittedNotebook.assignment_id == SubmittedAssignment.id)
+            .join(Assignment, SubmittedAssignment.assignment_id == Assignment.id)
+            .join(BaseCell, Grade.cell_id == BaseCell.id))
+
+
 def held_scores(db_url):
     """What the gradebook `db_url` holds, by (student, lab): {"points": {activity: points},
     "penalty": late penalty in points, "seconds_late": seconds after the due date or None}. An
@@ -272,12 +280,8 @@ def held_scores(db_url):
             if submitted is not None and due is not None:
                 late = max(0.0, (submitted - due - (extension or timedelta(0))).total_seconds())
             held[(student, lab_name)] = {"points": {}, "penalty": float(penalty or 0), "seconds_late": late}
-        grades = (gradebook.db.query(SubmittedAssignment.student_id, Assignment.name, BaseCell.name, Grade.auto_score,
-                                     Grade.manual_score, Grade.extra_credit)
-                  .join(SubmittedNotebook, Grade.notebook_id == SubmittedNotebook.id)
-                  .join(SubmittedAssignment, SubmittedNotebook.assignment_id == SubmittedAssignment.id)
-                  .join(Assignment, SubmittedAssignment.assignment_id == Assignment.id)
-                  .join(BaseCell, Grade.cell_id == BaseCell.id))
+        grades = grade_rows(gradebook, SubmittedAssignment.student_id, Assignment.name, BaseCell.name,
+                            Grade.auto_score, Grade.manual_score, Grade.extra_credit)
         for student, lab_name, cell, auto, manual, extra in grades:
             if (student, lab_name) in held and cell.endswith("-check"):
                 score = manual if manual is not None else (auto or 0.0)

@@ -10,7 +10,6 @@ from pathlib import Path
 import jinja2
 
 from autograder.class_report import class_report, course_rows, histogram
-from autograder.results_store import REPORT  # noqa: F401 (the page's name, for its writers)
 
 TEMPLATES = Path(__file__).parent / "templates"
 

@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 
 from autograder.labs import course_labs, grading_for
-from autograder.report_page import REPORT, render
-from autograder.results_store import atomic_write, record_path, stored_results
+from autograder.report_page import render
+from autograder.results_store import REPORT, atomic_write, record_path, stored_results
 from autograder.tables import write_tables
 
 STATUSES = ["graded"] * 92 + ["timeout", "invalid_notebook", "wrong_lab", "grader_error"] * 2
