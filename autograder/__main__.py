@@ -1,7 +1,12 @@
 """python -m autograder grade PATH... --out DIR [--jobs N | --scheduler ADDRESS] [--db URL] [--regrade]
-                           [--lab LAB] [--student STUDENT] [--course FILE] [limits] [--secret-file PATH]
+                           [--lab LAB] [--student STUDENT] [--course DIR|FILE] [limits] [--secret-file PATH]
 python -m autograder report GRADED [--db URL] [--out FILE.html]
 python -m autograder gradescope LAB --out FILE.zip [--secret-file PATH]
+(installed with pip, `autograder` is the same command)
+
+Every command works on the course folder (source/, data/, release/, course.toml): --course DIR,
+else the current directory when it holds source/<lab>/<lab>.py, else the checkout the grader
+runs from.
 
 Grades submitted notebooks (files, or folders searched for *.ipynb). Every record is keyed by
 (student, lab): the student is the id of nbgrader's submitted/<student>/<lab>/ layout, else the
@@ -27,13 +32,16 @@ this same grader and sandbox.
 import argparse
 import os
 import sys
+from pathlib import Path
 
 from autograder.sandbox import Limits, Pool
 from autograder.warm import lab_imports
+from course.folder import use_course
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__,
+    installed = Path(sys.argv[0]).name == "autograder"  # the console command pip installs
+    parser = argparse.ArgumentParser(prog="autograder" if installed else "python -m autograder", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
     grading = commands.add_parser("grade", help="grade submissions")
@@ -49,9 +57,6 @@ def main(argv=None):
                          help="grade only the records of this lab (repeatable); the tables still show the whole class")
     grading.add_argument("--student", action="append", metavar="STUDENT",
                          help="grade only the records of this student (repeatable)")
-    grading.add_argument("--course", metavar="FILE",
-                         help="the course file with due dates and the late policy (default: course.toml in the "
-                              "course root, if there is one; see autograder/lateness.py)")
     catalogue = commands.add_parser("mistakes", help="run a lab's catalogue of wrong answers through the checks")
     catalogue.add_argument("--lab", action="append", help="a lab to run (repeatable; default: every lab)")
     prints = commands.add_parser("fingerprints", help="build the stored fingerprints of a lab's catalogue, "
@@ -81,11 +86,21 @@ def main(argv=None):
                              help="bubblewrap isolation: auto uses it when it works here")
         command.add_argument("--no-pool", action="store_true",
                              help="start every worker cold instead of forking it from a warm zygote")
+    for command in (grading, catalogue, prints, report, bundle):
+        command.add_argument("--course", metavar="DIR", type=Path,
+                             help="the course folder (default: the current directory when it holds source/, else "
+                                  "the checkout the grader runs from)" + (
+                                 "; a file instead is the course file with due dates and the late policy (default: "
+                                 "course.toml in the course folder; see autograder/lateness.py)"
+                                 if command is grading else ""))
     for command in (grading, catalogue, prints, bundle):
         command.add_argument("--secret-file", metavar="PATH",
                              help="the course secret, which chooses each submission's hidden inputs (default: "
                                   "$AUTOGRADER_SECRET, else .autograder-secret in the course root, made on first use)")
     args = parser.parse_args(argv)
+    if args.course is not None and (args.course.is_dir() or args.command != "grade"):
+        use_course(args.course)  # before anything reads the course
+        args.course = None
     if args.command == "gradescope":  # grades nothing here, so no zygote
         from autograder.gradescope.bundle import write_bundle
 

@@ -24,6 +24,7 @@ from functools import cache
 
 from autograder.case_tokens import PASSED, kind, words
 from autograder.labs import HERE as LABS, grading_for
+from course.labs import ROOT
 
 FINGERPRINTS = "fingerprints.json"
 # Whether a case fails can hang on the values a seed draws (a slip seen only at a negative input):
@@ -78,7 +79,7 @@ def inputs_digest(grading):
     the seeds."""
     lab, grader = grading.lab, LABS.parent
     files = [lab.path, LABS / lab.name / "cases.py", LABS / lab.name / "probes.py", grader / "vocabulary.py",
-             grader / "case_tokens.py", *(grader.parent / "data" / name for name in lab.data_files)]
+             grader / "case_tokens.py", *(ROOT / "data" / name for name in lab.data_files)]
     digest = hashlib.sha256()
     for path in files:
         digest.update(path.read_bytes())

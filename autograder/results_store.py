@@ -25,6 +25,7 @@ from pathlib import Path
 from autograder.labs import course_labs
 from autograder.secret import secret_version
 from autograder.submission import SubmissionError, read_submission
+from course.folder import PACKAGES
 from course.labs import ROOT
 
 # Within the smallest name limit of the usual file systems (eCryptfs: 143 bytes) with the longest
@@ -107,17 +108,19 @@ def atomic_write(path, data):
     return path
 
 
-def _digest(paths):
+def _digest(files):
+    """Of `files`' names relative to their folder ((folder, path) pairs) and bytes: equal wherever
+    the course and the grader lie."""
     digest = hashlib.sha256()
-    for path in sorted(paths):
-        digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
+    for name, data in sorted((path.relative_to(folder).as_posix(), path) for folder, path in files):
+        digest.update(name.encode() + b"\0" + data.read_bytes() + b"\0")
     return digest.hexdigest()[:16]
 
 
 @cache
 def grader_version():
     """Changes with any file of the grader or of the lab model it reads notebooks with."""
-    return _digest([*(ROOT / "autograder").glob("*.py"), *(ROOT / "course").glob("*.py")])
+    return _digest((PACKAGES, path) for package in ("autograder", "course") for path in (PACKAGES / package).glob("*.py"))
 
 
 @cache
@@ -128,8 +131,8 @@ def lab_version(lab_name):
     if lab is None:
         return None
     data = [ROOT / "data" / name for name in lab.data_files if (ROOT / "data" / name).is_file()]
-    knowledge = [path for pattern in ("*.py", "*.json") for path in (ROOT / "autograder" / "labs" / lab_name).rglob(pattern)]
-    return _digest([lab.path, *knowledge, *data])
+    knowledge = [path for pattern in ("*.py", "*.json") for path in (PACKAGES / "autograder" / "labs" / lab_name).rglob(pattern)]
+    return _digest([*((ROOT, path) for path in (lab.path, *data)), *((PACKAGES, path) for path in knowledge)])
 
 
 def notebook_digest(path):

@@ -34,6 +34,7 @@ from autograder.worker import MAX_REPLY, REPLY_NESTING
 WORKER = Path(__file__).resolve().with_name("worker.py")
 ZYGOTE = Path(__file__).resolve().with_name("zygote.py")
 UNAVAILABLE = Path(__file__).resolve().with_name("unavailable")  # mounted over hidden packages
+GRADER_PACKAGES = ("autograder", "course", "build_student")  # never readable by a submission
 MOUNTED_WORKER = "/grader/worker.py"
 SANDBOX_HOME = "/submission"
 NOBODY = 65534
@@ -180,6 +181,26 @@ def hidden_paths(hidden):
 
 
 @cache
+def library_paths():
+    """Folders of installed packages that this Python reads from outside its prefixes (another
+    environment's site-packages named in a .pth file): the sandbox mounts them as it mounts the
+    prefixes. Other entries of the path, a checkout of the course among them, stay outside."""
+    prefixes = (Path(sys.prefix), Path(sys.base_prefix))
+    return tuple(entry for entry in dict.fromkeys(filter(None, sys.path))
+                 if Path(entry).name in ("site-packages", "dist-packages") and Path(entry).is_dir()
+                 and not any(Path(entry).is_relative_to(prefix) for prefix in prefixes))
+
+
+@cache
+def grader_paths():
+    """Where the grader's own packages lie inside what the sandbox mounts (pip installs them beside
+    the libraries): hidden there like a lab's hidden modules, since they hold the labs' cases."""
+    mounted = (Path(sys.prefix), Path(sys.base_prefix), *map(Path, library_paths()))
+    return tuple(path for path in hidden_paths(GRADER_PACKAGES)
+                 if any(Path(path).is_relative_to(folder) for folder in mounted))
+
+
+@cache
 def seccomp_program():
     """The filter of autograder/seccomp.py for this machine; where it has none, every run says so."""
     program = seccomp.program()
@@ -208,10 +229,10 @@ def bwrap_command(folder, python_args, hidden=(), disk_bytes=Limits.disk_bytes, 
     sandbox; `folder`'s files are mounted read-only at the same places below SANDBOX_HOME."""
     # The private /tmp comes first: later mounts may lie below it (a checkout in /tmp).
     mounts = ["--proc", "/proc", "--dev", "/dev", "--size", str(disk_bytes), "--tmpfs", "/tmp"]
-    for path in ("/usr", "/bin", "/lib", "/lib64", "/sbin", "/etc", sys.base_prefix, sys.prefix):
+    for path in ("/usr", "/bin", "/lib", "/lib64", "/sbin", "/etc", sys.base_prefix, sys.prefix, *library_paths()):
         if Path(path).exists():
             mounts += ["--ro-bind", path, path]
-    for path in hidden_paths(hidden):
+    for path in (*hidden_paths(hidden), *grader_paths()):
         mounts += ["--ro-bind", str(UNAVAILABLE) if Path(path).is_dir() else "/dev/null", path]
     mounts += ["--ro-bind", str(WORKER), MOUNTED_WORKER, "--size", str(disk_bytes), "--tmpfs", SANDBOX_HOME]
     for relative in folder_files(folder):
@@ -453,7 +474,8 @@ class Worker:
                        "cgroups": [str(d) for d in self.group.dirs], "rlimits": rlimits(limits, False),
                        "disk_bytes": limits.disk_bytes, "files": folder_files(folder),
                        "environment": clean_environment(SANDBOX_HOME), "hidden": list(hidden),
-                       "hidden_paths": list(hidden_paths(tuple(hidden))), "unavailable": str(UNAVAILABLE),
+                       "hidden_paths": [*hidden_paths(tuple(hidden)), *grader_paths()], "unavailable": str(UNAVAILABLE),
+                       "libraries": list(library_paths()),
                        "seccomp": (seccomp_program() or b"").hex(), "link": bool(link)}
             try:
                 pid = zygote.spawn(request, (to_worker, from_worker, status_write, *link))

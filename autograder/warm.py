@@ -2,13 +2,14 @@
 imports, read from the instructor notebooks' text with `ast` alone, since the course's notebook
 tools are themselves slow to import and the zygote should start first."""
 import ast
-from pathlib import Path
 
-SOURCE = Path(__file__).resolve().parent.parent / "source"
+from course.folder import course_root
+
 ALWAYS = ("IPython.core.interactiveshell", "numpy")  # what worker.py needs
 
 
-def lab_imports(source=SOURCE):
+def lab_imports(source=None):
+    source = source or course_root() / "source"
     found = set(ALWAYS)
     for path in sorted(source.glob("*/*.py")):
         if path.stem != path.parent.name:

@@ -72,7 +72,7 @@ def bind(host_path, new_root, follow=False):
     mount(None, target, None, MS_BIND | MS_REMOUNT | MS_NOSUID | MS_RDONLY)
 
 
-def build_root(new_root, folder, home, hidden_paths=(), unavailable=None, *, files, disk_bytes):
+def build_root(new_root, folder, home, hidden_paths=(), unavailable=None, *, files, disk_bytes, libraries=()):
     """The worker's file system: what bwrap_command in sandbox.py exposes, at the same paths:
     /tmp and `home` are tmpfs of `disk_bytes` each, and `files` (relative to `folder`) are
     mounted read-only at the same places below `home`."""
@@ -84,7 +84,7 @@ def build_root(new_root, folder, home, hidden_paths=(), unavailable=None, *, fil
     for path in ("/usr", "/bin", "/lib", "/lib64", "/sbin", "/etc"):
         if os.path.lexists(path):
             bind(Path(path), new_root)
-    for path in (sys.base_prefix, sys.prefix):
+    for path in (sys.base_prefix, sys.prefix, *libraries):
         bind(Path(path), new_root, follow=True)
     for path in hidden_paths:  # a package that refuses to import in its place (a module: /dev/null)
         target = new_root / path.lstrip("/")
@@ -141,7 +141,7 @@ def become_worker(request, fds):
     if os.fork():
         os._exit(0)  # the init below carries on in the new namespaces
     build_root(Path(request["root"]), request["folder"], request["home"], request["hidden_paths"],
-               request["unavailable"], files=request["files"], disk_bytes=request["disk_bytes"])
+               request["unavailable"], files=request["files"], disk_bytes=request["disk_bytes"], libraries=request["libraries"])
     socket.sethostname("grader")
     worker = os.fork()
     if worker:

@@ -8,8 +8,9 @@ from pathlib import Path
 import jupytext
 
 from course.cells import LabError, is_optional, read_cells
+from course.folder import course_root
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = course_root()
 
 
 @dataclass(frozen=True)

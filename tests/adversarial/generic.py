@@ -129,11 +129,11 @@ for thing in gc.get_objects():
 return plain(*args, **kwargs)
 """
 # Where a submission would look for the course: its own folder, the course root it was told
-# about, and every folder above the Python installation and the working directory (the
-# virtualenv lives in the course's checkout).
+# about, every folder above the Python installation and the working directory (the virtualenv
+# lives in the course's checkout), and the folders Python imports from (where pip installs the grader).
 PLACES = """
 import glob, os, pathlib, re, sys
-places = {os.getcwd(), "__ROOT__"}
+places = {os.getcwd(), "__ROOT__", *filter(None, sys.path)}
 for start in (sys.prefix, sys.base_prefix, os.getcwd()):
     places.update(str(p) for p in pathlib.Path(start).resolve().parents)
 """
