@@ -9,9 +9,12 @@ GRADED ?= graded
 
 .PHONY: release test test-fast instructor grade new-lab dask-scheduler dask-worker
 
-$(SETUP): requirements.txt
+$(SETUP): requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	@# The grader itself, editable (the `autograder` command in .venv/bin runs this checkout's code);
+	@# requirements.txt holds every dependency and the build backend, so nothing more is fetched.
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	bash tools/install-debian.sh bwrap bubblewrap "grading will be unsandboxed"
 	bash tools/install-debian.sh dot graphviz "tensor_engine's Optional F will not draw its graph"
 	@# The JupyterLab tests drive Debian's chromium; without it they fail, naming this script.

@@ -98,9 +98,12 @@ def main(argv=None):
                              help="the course secret, which chooses each submission's hidden inputs (default: "
                                   "$AUTOGRADER_SECRET, else .autograder-secret in the course root, made on first use)")
     args = parser.parse_args(argv)
+    # Before anything reads the course. A results folder's report needs no course.
     if args.course is not None and (args.course.is_dir() or args.command != "grade"):
-        use_course(args.course)  # before anything reads the course
+        use_course(args.course)
         args.course = None
+    elif args.command != "report":
+        use_course()
     if args.command == "gradescope":  # grades nothing here, so no zygote
         from autograder.gradescope.bundle import write_bundle
 

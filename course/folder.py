@@ -28,11 +28,12 @@ def course_root():
     return PACKAGES if is_course(PACKAGES) else here
 
 
-def use_course(folder):
-    """Make `folder` the course of this process and of every process it starts; call it before
-    anything imports course.labs."""
-    folder = Path(folder).resolve()
+def use_course(folder=None):
+    """Make `folder` (default: the one course_root finds) the course of this process and of every
+    process it starts, or exit naming what is missing; call it before anything imports course.labs."""
+    folder = Path(folder).resolve() if folder is not None else course_root()
     if not is_course(folder):
-        raise SystemExit(f"autograder: {folder} is not a course folder: it has no source/<lab>/<lab>.py")
+        raise SystemExit(f"autograder: {folder} is not a course folder: it has no source/<lab>/<lab>.py. "
+                         "Run the command in the course folder, or give it with --course DIR.")
     os.environ[ENVIRONMENT] = str(folder)
     return folder

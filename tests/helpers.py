@@ -4,6 +4,7 @@ import csv
 import functools
 import importlib
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +20,17 @@ ROOT = Path(__file__).resolve().parent.parent
 # solved notebook gets full marks cold at 2, and each hanging submission costs this much per hang.
 CELL_TIMEOUT = "5"
 LABS = find_labs(ROOT / "source")
+
+
+def pip_pins(name="requirements.txt"):
+    """{package (lower case): version} of a pinned requirements file of the repository."""
+    pins = {}
+    for line in (ROOT / name).read_text().splitlines():
+        line = line.split("#")[0].strip()
+        if line:
+            package, version = re.fullmatch(r"([A-Za-z0-9_.-]+)==([\w.]+)", line).groups()
+            pins[package.lower()] = version
+    return pins
 
 
 def read(path):

@@ -1,25 +1,14 @@
 """The set-up files agree with each other and the bundled data is the published file."""
 import hashlib
-import re
 
 import pytest
 import yaml
 
-from tests.helpers import ROOT
+from tests.helpers import ROOT, pip_pins
 
 CONDA_NAMES = {"pytorch-cpu": "torch", "dask-core": "dask", "psycopg-c": "psycopg-binary",
                "python-graphviz": "graphviz"}
 PENGUINS_SHA256 = "f204db2c753b0937caac3cb35258562c14f073e4bbc76be24b4c51ce22767a93"
-
-
-def pip_pins():
-    pins = {}
-    for line in (ROOT / "requirements.txt").read_text().splitlines():
-        line = line.split("#")[0].strip()
-        if line:
-            name, version = re.fullmatch(r"([A-Za-z0-9_.-]+)==([\w.]+)", line).groups()
-            pins[name.lower()] = version
-    return pins
 
 
 def conda_pins():
