@@ -2,9 +2,11 @@
 import ast
 import copy
 import filecmp
+import io
 import re
 import subprocess
 import sys
+import tokenize
 
 import jupytext
 import nbformat
@@ -12,6 +14,7 @@ import pytest
 from nbgrader.nbgraderformat import MetadataValidator
 
 from build_student import build, main as build_main
+from course import leaks
 from course.leaks import fold, telling_lines
 from tests.helpers import ROOT, lab_notebook, read
 
@@ -146,6 +149,95 @@ def solution_function_copied_into_given_code(notebook, lab, activity):
     return rf"release cell \d+ \(code-\w+\) defines {function}"
 
 
+# A solution pasted into given code in another layout: the leak check compares syntax trees.
+def squared_formula(lab):
+    """The first reference statement with a number and a square (`y * y`, `g ** 2`): each lab's
+    derivative of tanh or Adam's second moment."""
+    def squares(node):
+        return isinstance(node, ast.BinOp) and (
+            isinstance(node.op, ast.Mult) and ast.dump(node.left) == ast.dump(node.right)
+            or isinstance(node.op, ast.Pow) and isinstance(node.right, ast.Constant) and node.right.value == 2)
+    for cell in lab.cells:
+        if cell.role == "reference" and cell.cell_type == "code":
+            for node in ast.walk(ast.parse(cell.source)):
+                if isinstance(node, (ast.Return, ast.Assign, ast.AugAssign)) and any(map(squares, ast.walk(node))) \
+                        and any(isinstance(n, ast.Constant) and type(n.value) in (int, float) for n in ast.walk(node)):
+                    return node
+    raise AssertionError(f"{lab.name} has no reference formula with a number and a square")
+
+
+def paste_into_given_code(notebook, lab, code):
+    given = first_given_code(notebook, lab)
+    given.source = "def pasted(*args):\n" + "".join(f"    {line}\n" for line in code.splitlines()) + "\n\n" + given.source
+    return r"release cell \d+ \(code-\w+\) holds .* written another way"
+
+
+class Rewrite(ast.NodeTransformer):
+    """Rewrites a statement without changing what it computes: `literals` swaps 1 and 1.0,
+    `powers` swaps `y * y` and `y ** 2`, `renames` renames names."""
+
+    def __init__(self, literals=False, powers=False, renames=()):
+        self.literals, self.powers, self.renames = literals, powers, dict(renames)
+
+    def visit_Constant(self, node):
+        if self.literals and type(node.value) in (int, float):
+            return ast.Constant(float(node.value) if isinstance(node.value, int) else int(node.value)
+                                if node.value.is_integer() else node.value)
+        return node
+
+    def visit_Name(self, node):
+        return ast.Name(self.renames.get(node.id, node.id), node.ctx)
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        if not self.powers:
+            return node
+        if isinstance(node.op, ast.Mult) and ast.dump(node.left) == ast.dump(node.right):
+            return ast.BinOp(node.left, ast.Pow(), ast.Constant(2))
+        if isinstance(node.op, ast.Pow) and isinstance(node.right, ast.Constant) and node.right.value == 2:
+            return ast.BinOp(node.left, ast.Mult(), copy.deepcopy(node.left))
+        return node
+
+
+def rewritten(node, **how):
+    return ast.unparse(ast.fix_missing_locations(Rewrite(**how).visit(copy.deepcopy(node))))
+
+
+def formula_respaced(notebook, lab, activity):
+    tokens = tokenize.generate_tokens(io.StringIO(ast.unparse(squared_formula(lab))).readline)
+    return paste_into_given_code(notebook, lab, "  ".join(t.string for t in tokens if t.string.strip()))
+
+
+def formula_with_other_literals(notebook, lab, activity):
+    return paste_into_given_code(notebook, lab, rewritten(squared_formula(lab), literals=True))
+
+
+def formula_with_more_parentheses(notebook, lab, activity):
+    node = squared_formula(lab)
+    text = ast.unparse(node)
+    value = ast.unparse(node.value)
+    return paste_into_given_code(notebook, lab, text.replace(value, f"(({value}))"))
+
+
+def formula_with_powers_for_products(notebook, lab, activity):
+    return paste_into_given_code(notebook, lab, rewritten(squared_formula(lab), powers=True))
+
+
+def two_reference_lines_with_locals_renamed(notebook, lab, activity):
+    """The first two statements in a row of a reference, every name they bind renamed."""
+    kept = leaks.top_level_names(c.source for c in lab.cells if c.cell_type == "code" and c.role != "reference")
+    for cell in lab.cells:
+        if cell.role == "reference" and cell.cell_type == "code":
+            for block in leaks.statements(cell.source):
+                if len(block) >= 2:
+                    renames = {n.id: f"{n.id}_copy" for s in block[:2] for n in ast.walk(s)
+                               if isinstance(n, ast.Name) and n.id not in kept}
+                    code = "\n".join(rewritten(node, renames=renames) for node in block[:2])
+                    assert code != "\n".join(map(ast.unparse, block[:2]))
+                    return paste_into_given_code(notebook, lab, code)
+    raise AssertionError(f"{lab.name} has no reference with two statements in a row")
+
+
 def instructor_note_without_its_tag(notebook, lab, activity):
     notebook.cells.insert(activity.stub.index, nbformat.v4.new_markdown_cell(
         "**Instructor note.** Students often forget the transpose here."))
@@ -153,7 +245,8 @@ def instructor_note_without_its_tag(notebook, lab, activity):
 
 
 LEAKY = [reference_lost_its_tag, solution_line_pasted_as_a_comment, solution_function_copied_into_given_code,
-         instructor_note_without_its_tag]
+         instructor_note_without_its_tag, formula_respaced, formula_with_other_literals, formula_with_more_parentheses,
+         formula_with_powers_for_products, two_reference_lines_with_locals_renamed]
 
 
 @pytest.mark.parametrize("slip", LEAKY, ids=[slip.__name__ for slip in LEAKY])
