@@ -42,9 +42,14 @@ def write_lab(lab, notebook, folder):
 
 
 def build(out, solved=False, source=ROOT / "source"):
-    """Build every lab in `source` into `out`; return the lab folders written."""
+    """Build every lab in `source` into `out`; return the lab folders written. A lab whose
+    executed .ipynb no longer matches its .py is built all the same (the release comes from the
+    .py alone), with a warning: the instructor's executed copy shows outputs of other code."""
     folders = []
     for lab in find_labs(source):
+        if not lab.twin_is_current():
+            print(f"build_student.py: warning: {lab.path.with_suffix('.ipynb')} is not the executed copy of "
+                  f"{lab.path} as it is now; run `make instructor LAB={lab.name}`", file=sys.stderr)
         notebook = student_notebook(lab)
         if solved:
             notebook = solved_notebook(lab, notebook)

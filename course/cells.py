@@ -18,8 +18,10 @@ Activity ids are a digit plus an optional lower-case letter (required work) or a
 capital letter (optional, bonus points).
 """
 import ast
+import os
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from course.syntax import parse
 
@@ -41,11 +43,15 @@ class Cell:
     activity: str | None
     points: int | None
     requires: tuple[str, ...]
+    place: str | None = None  # "source/<lab>/<lab>.py:597", the line of its `# %%`, where the file is known
 
     @property
     def label(self):
+        """Where the instructor finds the cell: the file and line, then its number counted from 1
+        as a notebook editor counts cells, its role and first line."""
         first = next((line for line in self.source.splitlines() if line.strip()), "")
-        return f"cell {self.index} ({self.role} {self.cell_type}: {first[:60]!r})"
+        where = f"{self.place}, cell {self.index + 1}" if self.place else f"cell {self.index + 1}"
+        return f"{where} ({self.role} {self.cell_type}: {first[:60]!r})"
 
     def defined_functions(self):
         if self.cell_type != "code":
@@ -66,17 +72,17 @@ def is_optional(activity):
     return activity.isupper()
 
 
-def read_cell(index, cell):
+def read_cell(index, cell, place=None):
     metadata = cell.get("metadata", {})
     tags = [tag for tag in metadata.get("tags", []) if tag in ROLES]
-    if len(tags) > 1:
-        raise LabError(f"cell {index} has more than one role tag: {tags}")
-    role = tags[0] if tags else "given"
     activity = metadata.get("activity")
     points = metadata.get("points")
     requires = tuple(str(metadata.get("requires", "")).split())
-    made = Cell(index, cell["cell_type"], cell["source"], role,
-                None if activity is None else str(activity), points, requires)
+    role = tags[0] if tags else "given"
+    made = Cell(index, cell["cell_type"], cell["source"], role, None if activity is None else str(activity), points,
+                requires, place)
+    if len(tags) > 1:
+        raise LabError(f"{made.label} has more than one role tag: {tags}")
     for name in (made.activity, *requires):
         if name is not None and not ACTIVITY_ID.match(name):
             raise LabError(f"{made.label}: {name!r} is not an activity id")
@@ -91,5 +97,18 @@ def read_cell(index, cell):
     return made
 
 
-def read_cells(notebook):
-    return [read_cell(i, cell) for i, cell in enumerate(notebook["cells"])]
+def cell_lines(text):
+    """The line, counted from 1, of each cell's `# %%` marker in a Jupytext percent file."""
+    return [number for number, line in enumerate(text.splitlines(), 1) if line.startswith("# %%")]
+
+
+def read_cells(notebook, path=None):
+    """The cells of `notebook`; given the percent file `path` it was read from, each knows its line."""
+    cells = notebook["cells"]
+    places = [None] * len(cells)
+    if path is not None:
+        lines = cell_lines(Path(path).read_text(encoding="utf-8"))
+        if len(lines) == len(cells):  # a cell without its marker (text before the first): no lines
+            shown = os.path.relpath(path) if not os.path.relpath(path).startswith("..") else str(path)
+            places = [f"{shown}:{line}" for line in lines]
+    return [read_cell(i, cell, place) for i, (cell, place) in enumerate(zip(cells, places))]

@@ -11,9 +11,10 @@ import sys
 
 import jupytext
 import nbformat
+from nbclient.exceptions import CellExecutionError
 from nbconvert.preprocessors import CoalesceStreamsPreprocessor
 
-from course.cells import TIMING
+from course.cells import TIMING, LabError
 from course.execute import execute, stdout
 from course.labs import find_labs
 
@@ -27,7 +28,13 @@ def run(lab, probe=None):
         cell.id = f"cell-{index:03d}"
     if probe is not None:
         notebook.cells.append(nbformat.v4.new_code_cell(probe, id="probe"))
-    execute(notebook, lab.folder)
+    try:
+        execute(notebook, lab.folder)
+    except CellExecutionError as error:  # name the cell by its line in the .py the instructor edits
+        failed = next((index for index, cell in enumerate(notebook.cells)
+                       if any(output.get("output_type") == "error" for output in cell.get("outputs", ()))), None)
+        where = lab.cells[failed].label if failed is not None and failed < len(lab.cells) else "the probe"
+        raise LabError(f"{where} raised {error.ename}: {error.evalue}") from None
     printed = stdout(notebook.cells.pop()) if probe is not None else None
     notebook, _ = CoalesceStreamsPreprocessor().preprocess(notebook, {})
     for cell in notebook.cells:
@@ -42,14 +49,17 @@ def refresh(lab, target=None):
 
 
 def main(names):
-    labs = {lab.name: lab for lab in find_labs()}
-    unknown = [name for name in names if name not in labs]
-    if unknown:
-        print(f"course.instructor: no lab {', '.join(unknown)} in source/ (labs: {', '.join(labs)})", file=sys.stderr)
+    try:
+        labs = {lab.name: lab for lab in find_labs()}
+        unknown = [name for name in names if name not in labs]
+        if unknown:
+            raise LabError(f"no lab {', '.join(unknown)} in source/ (labs: {', '.join(labs)})")
+        for name in names or labs:
+            refresh(labs[name])
+            print(f"executed {labs[name].path.with_suffix('.ipynb')}")
+    except LabError as error:
+        print(f"course.instructor: {error}", file=sys.stderr)
         return 2
-    for name in names or labs:
-        refresh(labs[name])
-        print(f"executed {labs[name].path.with_suffix('.ipynb')}")
     return 0
 
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import jupytext
+import nbformat
 
 from course.cells import LabError, is_optional, read_cells
 from course.folder import course_root
@@ -38,7 +39,7 @@ class Lab:
             raise LabError(f"{self.path}: the notebook metadata must say course: lab: {self.name}")
         self.title = meta.get("title", self.name)
         self.data_files = tuple(meta.get("data", ()))
-        self.cells = read_cells(self.notebook)
+        self.cells = read_cells(self.notebook, self.path)
         self.activities = self._activities()
 
     def _activities(self):
@@ -120,6 +121,14 @@ class Lab:
     @property
     def folder(self):
         return self.path.parent
+
+    def twin_is_current(self):
+        """Whether the executed .ipynb beside the .py has the .py's cells (`make instructor` writes it)."""
+        try:
+            paired = nbformat.read(self.path.with_suffix(".ipynb"), as_version=4)
+        except (OSError, ValueError):
+            return False
+        return [(c.cell_type, c.source) for c in self.notebook.cells] == [(c.cell_type, c.source) for c in paired.cells]
 
     def copy_data(self, folder):
         """Copy the data files the lab reads into `folder`/data/, where its notebook looks."""

@@ -142,7 +142,7 @@ def find_leaks(lab, notebook):
                     for name in activity.functions}
     leaks = []
     for index, cell in enumerate(notebook.cells):
-        where = f"release cell {index} ({cell.get('id', '?')})"
+        where = f"release cell {index + 1} ({cell.get('id', '?')})"  # counted from 1, as the source's cells
         text = "\n".join(fold(line) for line in cell.source.splitlines())
         for line, origin in secrets.items():
             if line in text:

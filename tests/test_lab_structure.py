@@ -1,13 +1,18 @@
 """Every lab's instructor notebook follows the tag vocabulary and its two files agree."""
 import copy
+import os
 import re
+import subprocess
+import sys
 
 import jupytext
 import nbformat
 import pytest
 
-from course.cells import LabError
+from build_student import main as build_main
+from course.cells import LabError, cell_lines
 from course.labs import Lab
+from tests.helpers import LABS, ROOT
 
 
 def test_every_activity_has_stub_reference_and_check(lab):
@@ -47,8 +52,7 @@ def test_points_are_shown_in_the_activity_headings(lab):
 def test_py_and_ipynb_agree(lab):
     text = jupytext.read(lab.path)
     paired = nbformat.read(lab.path.with_suffix(".ipynb"), as_version=4)
-    assert [(c.cell_type, c.source) for c in text.cells] == [(c.cell_type, c.source) for c in paired.cells], \
-        f"{lab.path.with_suffix('.ipynb')} is out of date: run `make instructor LAB={lab.name}`"
+    assert lab.twin_is_current(), f"{lab.path.with_suffix('.ipynb')} is out of date: run `make instructor LAB={lab.name}`"
     roles = ("tags", "activity", "points", "requires")
     assert [{k: c.metadata.get(k) for k in roles} for c in text.cells] == \
         [{k: c.metadata.get(k) for k in roles} for c in paired.cells]
@@ -100,3 +104,60 @@ def test_broken_vocabulary_is_refused_with_the_cell_named(tmp_path, lab, slip):
     jupytext.write(notebook, path, fmt="py:percent")
     with pytest.raises(LabError, match=message):
         Lab(path)
+
+
+# What an instructor sees when a lab is broken: one line from each command, naming the .py and
+# the line of the cell's `# %%`, its number counted from 1.
+def lab_copy(tmp_path, lab, notebook, twin=None):
+    """A course folder in `tmp_path` holding `lab` as `notebook` (and `twin` as its .ipynb)."""
+    path = tmp_path / "source" / lab.name / f"{lab.name}.py"
+    path.parent.mkdir(parents=True)
+    jupytext.write(notebook, path, fmt="py:percent")
+    if twin is not None:
+        nbformat.write(twin, path.with_suffix(".ipynb"))
+    for name in lab.data_files:
+        (tmp_path / "data").mkdir(exist_ok=True)
+        (tmp_path / "data" / name).write_bytes((ROOT / "data" / name).read_bytes())
+    return path
+
+
+def instructor_command(course):
+    return subprocess.run([sys.executable, "-m", "course.instructor"], cwd=course, capture_output=True, text=True,
+                          timeout=900, env={**os.environ, "AUTOGRADER_COURSE": str(course)})
+
+
+def test_make_instructor_names_the_line_of_a_broken_cell(tmp_path, lab):
+    notebook = copy.deepcopy(jupytext.read(lab.path))
+    activity = next(iter(lab.activities.values()))
+    drop_reference_tag(notebook, activity)
+    path = lab_copy(tmp_path, lab, notebook)
+    line = cell_lines(path.read_text())[activity.stub.index]
+    run = instructor_command(tmp_path)
+    assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
+    (message,) = run.stderr.splitlines()
+    assert message.startswith("course.instructor: ")
+    assert f"source/{lab.name}/{lab.name}.py:{line}, cell {activity.stub.index + 1} (stub code" in message
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lab", [LABS[0]], ids=[LABS[0].name], indirect=True)
+def test_make_instructor_names_the_line_of_a_cell_that_raises(tmp_path, lab):
+    notebook = copy.deepcopy(jupytext.read(lab.path))
+    activity = next(iter(lab.activities.values()))
+    notebook.cells[activity.reference.index].source += "\nraise ValueError('a slip in the reference')\n"
+    path = lab_copy(tmp_path, lab, notebook)
+    line = cell_lines(path.read_text())[activity.reference.index]
+    run = instructor_command(tmp_path)
+    assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
+    assert run.stderr.splitlines()[-1] == (
+        f"course.instructor: source/{lab.name}/{lab.name}.py:{line}, cell {activity.reference.index + 1} "
+        f"({lab.cells[activity.reference.index].label.split(' (', 1)[1]} raised ValueError: a slip in the reference")
+
+
+def test_a_release_built_beside_a_stale_executed_copy_is_built_with_a_warning(tmp_path, capsys, lab):
+    twin = nbformat.read(lab.path.with_suffix(".ipynb"), as_version=4)
+    twin.cells[0].source += "\nAn edit made in the .py since the last `make instructor`."
+    lab_copy(tmp_path, lab, jupytext.read(lab.path), twin)
+    assert build_main(["--source", str(tmp_path / "source"), "--release", str(tmp_path / "release")]) == 0
+    assert f"run `make instructor LAB={lab.name}`" in capsys.readouterr().err
+    assert (tmp_path / "release" / lab.name / f"{lab.name}.ipynb").is_file()
