@@ -6,6 +6,7 @@ the grader starts a new worker without that cell and goes on with the others.
 """
 import ast
 import os
+import re
 import tempfile
 import time
 from contextlib import ExitStack, contextmanager
@@ -421,6 +422,7 @@ def grade(path, options=Options(), expected_lab=None):
         return error_result(name, path, error.kind, str(error), started, lab.name), {}
     finally:
         sessions.close()
+    point_at_failed_cells(steps, problems, outcomes)
     diagnoses = name_mistakes(grading, outcomes) if options.diagnose else {}
     stopped = [activity for activity, outcome in outcomes.items() if outcome.stopped]
     if status == "graded" and options.rejudge:
@@ -438,6 +440,26 @@ def grade(path, options=Options(), expected_lab=None):
     result["extra_data"]["first_failed"] = {activity: outcome.first_failed for activity, outcome in outcomes.items()
                                             if not outcome.passed and outcome.first_failed}
     return result, found
+
+
+MISSING_NAME = re.compile(r"NameError: name '(\w+)' is not defined")
+
+
+def point_at_failed_cells(steps, problems, outcomes):
+    """An activity that failed on a name one of the student's own failed cells was to define says
+    that the cell's error came first: that is the one to fix."""
+    failed = [step for step in steps if step.student and any(note.startswith(step.label) for note in problems)]
+    for activity, outcome in outcomes.items():
+        missing = None if outcome.passed else MISSING_NAME.search(outcome.message)
+        if missing is None:
+            continue
+        name = re.escape(missing.group(1))
+        culprit = next((step for step in failed if re.search(rf"^\s*(?:(?:async\s+)?def|class)\s+{name}\b|^{name}\s*[:=]",
+                                                            step.source, re.MULTILINE)), None)
+        if culprit is not None:
+            outcomes[activity] = replace(outcome, message=f"{outcome.message.rstrip('.')}. It is missing because "
+                                                          f"{culprit.label}, which defines it, failed before it "
+                                                          "could (see the notes above): fix that cell first.")
 
 
 def name_mistakes(grading, outcomes):

@@ -138,9 +138,12 @@ def program(lab, notebook):
         ids[cell_id] = cell
     by_source = {c.source: c for c in lab.cells if c.cell_type == "code" and c.role in ("given", "check")}
     after = {}  # index of the given cell a student cell follows (None: before all) -> student steps
-    anchor = None
-    for position, cell in enumerate(notebook.cells):
-        if cell.cell_type != "code" or not cell.source.strip():
+    anchor, position = None, 0
+    for cell in notebook.cells:
+        if cell.cell_type != "code":
+            continue
+        position += 1  # JupyterLab numbers no cell: the feedback counts code cells from the top
+        if not cell.source.strip():
             continue
         known = by_source.get(cell.source)
         claimed = ids.get(cell.get("id")) or ids.get(_grade_id(cell))
@@ -151,7 +154,9 @@ def program(lab, notebook):
         # only cost the student time, since no score depends on a check cell.
         if claimed is not None and claimed.role == "given" and claimed.cell_type == "code":
             anchor = claimed.index  # a markdown cell's id would attach the code where no step follows
-        after.setdefault(anchor, []).append(Step(cell.source, True, f"your cell {position + 1}"))
+        first = next(line.strip() for line in cell.source.splitlines() if line.strip())
+        after.setdefault(anchor, []).append(Step(cell.source, True, f"your code cell {position} (counting code "
+                                                                    f"cells from the top; it begins {first[:50]!r})"))
     steps = list(after.get(None, []))
     for cell in lab.cells:
         if cell.role == "given" and cell.cell_type == "code":

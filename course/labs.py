@@ -2,7 +2,7 @@
 import hashlib
 import re
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import jupytext
@@ -23,6 +23,12 @@ class Activity:
     reference: object
     checks: tuple
     functions: tuple  # what the student writes, in the order the stub defines it
+    title: str = ""  # its heading's words between the id and the points: "VJPs of +, * and @"
+
+    @property
+    def name(self):
+        """The id with the title, as students see the activity announced: "1a · VJPs of +, * and @"."""
+        return f"{self.id} · {self.title}" if self.title else self.id
 
 
 class Lab:
@@ -82,20 +88,24 @@ class Lab:
             activities[activity] = Activity(activity, sum(c.points for c in checks[activity]),
                                             is_optional(activity), stub, reference,
                                             tuple(checks[activity]), tuple(functions))
-        self._check_headings(activities)
-        return activities
+        return self._with_titles(activities)
 
-    def _check_headings(self, activities):
-        """Each activity is announced by a heading that shows its id and its points."""
+    def _with_titles(self, activities):
+        """Each activity is announced by a heading that shows its id and its points; what the
+        heading says between them is the activity's title."""
+        titled = {}
         for activity in activities.values():
             unit = "bonus point" if activity.optional else "point"
             kind = "Optional" if activity.optional else "Activity"
-            pattern = re.compile(rf"^#+ .*\b{kind} {re.escape(activity.id)}\b.*\({activity.points} {unit}s?\)",
-                                 re.MULTILINE)
-            if not any(c.cell_type == "markdown" and pattern.search(c.source)
-                       for c in self.cells[:activity.stub.index]):
+            pattern = re.compile(rf"^#+ .*\b{kind} {re.escape(activity.id)}\b[\s·:.—-]*(.*?)\s*"
+                                 rf"\({activity.points} {unit}s?\)", re.MULTILINE)
+            found = next((match for c in self.cells[:activity.stub.index] if c.cell_type == "markdown"
+                          for match in [pattern.search(c.source)] if match), None)
+            if found is None:
                 raise LabError(f"{self.name}: no heading '{kind} {activity.id} ... "
                                f"({activity.points} {unit}s)' before the stub of activity {activity.id}")
+            titled[activity.id] = replace(activity, title=found.group(1))
+        return titled
 
     def release_cells(self):
         """(cell, id) for every cell that reaches the student notebook, with ids that stay put

@@ -1,0 +1,93 @@
+"""What a student reads: cells named as the student can find them, a failure caused by an earlier
+cell's error pointing at that cell, a feedback page with the activities' titles and their states,
+advice for a file that could not be graded, and kernels that start without warnings."""
+import subprocess
+import sys
+
+import pytest
+
+from autograder.grade import Outcome, point_at_failed_cells
+from autograder.submission import Step
+from tests.adversarial.common import answer
+from tests.helpers import LABS, ROOT, grade_command, lab_notebook, read, results_in
+from tests.submissions import save
+
+
+def test_a_missing_name_points_at_the_failed_cell_that_defines_it():
+    broken = Step("def sum_to_shape(v, shape)\n    return v", True, "your code cell 9 (…)")
+    other = Step("x = 1", True, "your code cell 3 (…)")
+    outcomes = {"1b": Outcome(False, "failed 5 of 5 hidden checks. The first failure: broadcast (3,): raised "
+                                     "NameError: name 'sum_to_shape' is not defined"),
+                "1c": Outcome(False, "failed 1 of 4 hidden checks. The first failure: raised NameError: name "
+                                     "'tanh_vjp' is not defined"),
+                "2": Outcome(True, "passed all 3 hidden checks")}
+    point_at_failed_cells([other, broken], ["your code cell 9 (…) raised SyntaxError: expected ':'"], outcomes)
+    assert outcomes["1b"].message.endswith("It is missing because your code cell 9 (…), which defines it, failed "
+                                           "before it could (see the notes above): fix that cell first.")
+    assert "missing because" not in outcomes["1c"].message, "no failed cell defines tanh_vjp"
+    assert outcomes["2"].message == "passed all 3 hidden checks"
+
+
+def test_kernels_start_without_the_plain_tcp_warning(tmp_path):
+    code = ("import nbformat\nfrom course.execute import execute\n"
+            "notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell('print(6 * 7)')])\n"
+            f"execute(notebook, {str(tmp_path)!r})\nprint(notebook.cells[0].outputs[0]['text'], end='')\n")
+    run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0 and run.stdout == "42\n", run.stderr
+    assert "without encryption" not in run.stderr and "WARNING" not in run.stderr, run.stderr
+    assert not list(tmp_path.iterdir()), "the kernel's sockets must not land in the notebook's folder"
+
+
+# The first lab, graded once: a syntax error in the first answer cell, a blank notebook and a file
+# that is not a notebook.
+LAB = LABS[0]
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory, release_dir):
+    folder = tmp_path_factory.mktemp("messages")
+    batch, out = folder / "batch", folder / "out"
+    batch.mkdir()
+    blank = read(lab_notebook(release_dir, LAB))
+    first = next(iter(LAB.activities.values()))
+    function = first.functions[0]
+    save(answer(read(lab_notebook(release_dir, LAB)), first.id, f"def {function}(a, b, v)\n    return v\n"), batch,
+         "syntax-error")
+    save(blank, batch, "blank")
+    (batch / "notes.ipynb").write_text("my notes, not a notebook")
+    run = subprocess.run(grade_command(batch, "--out", out, "--jobs", "2"), cwd=ROOT, capture_output=True, text=True,
+                         timeout=1800)
+    assert run.returncode == 0, run.stdout + run.stderr
+    position = 1 + [c.cell_type for c in blank.cells[:[c.id for c in blank.cells].index(f"{first.id}-answer")]
+                    ].count("code")
+    return out, results_in(out), first, function, position
+
+
+@pytest.mark.slow
+def test_a_syntax_error_is_named_by_code_cell_and_the_activity_points_at_it(graded):
+    _, results, first, function, position = graded
+    result = results["syntax-error"]
+    label = f"your code cell {position} (counting code cells from the top; it begins 'def {function}(a, b, v)')"
+    assert f"{label} raised SyntaxError" in result["output"]
+    (test,) = [t for t in result["tests"] if t["name"] == first.id]
+    assert f"It is missing because {label}, which defines it, failed before it could" in test["output"]
+
+
+@pytest.mark.slow
+def test_the_feedback_page_shows_titles_states_and_the_score_once(graded):
+    out, results, first, _, _ = graded
+    page = (out / "blank" / f"{LAB.name}.html").read_text()
+    for activity in LAB.activities.values():
+        assert f'<tr class="not-attempted"><td>{activity.id} · ' in page
+    assert page.count("not attempted</td>") == len(LAB.activities)
+    assert results["blank"]["extra_data"]["summary"] in page and "Score:" not in page
+    assert '<tr class="failed">' in (out / "syntax-error" / f"{LAB.name}.html").read_text()
+
+
+@pytest.mark.slow
+def test_a_file_that_is_not_a_notebook_gets_advice_and_no_empty_table(graded):
+    out, results, _, _, _ = graded
+    (page,) = (out / "notes").glob("*.html")
+    text = page.read_text()
+    assert "Your submission could not be graded" in text and "<table" not in text
+    assert f"{LAB.name}.ipynb" in text and "not a Jupyter notebook" in text
