@@ -55,13 +55,22 @@ new-lab: $(SETUP)
 	@test -n "$(NAME)" || { echo "usage: make new-lab NAME=<lab>  (a lower-case Python identifier, e.g. pt04_jacobians)" >&2; exit 2; }
 	$(PY) -m course.new_lab "$(NAME)"
 
-# A Dask cluster for `python -m autograder grade ... --scheduler tcp://HOST:8786` (see the README):
-# `make dask-scheduler` on one machine, `make dask-worker SCHEDULER=tcp://HOST:8786` on each grading node.
-# Grading bounds each submission's memory itself; Dask's watch would see only the worker process.
+# A Dask cluster for `autograder grade ... --scheduler tcp://HOST:PORT` (see the README): `make dask-scheduler`
+# on one machine, `make dask-worker SCHEDULER=tcp://HOST:PORT` on each grading node; the worker grades the
+# course of this checkout (or $AUTOGRADER_COURSE) with the grader that make's set-up installed in .venv.
+# The scheduler takes connections from this machine alone unless HOST says otherwise (0.0.0.0, or one
+# interface's address, for workers elsewhere). HOST and PORT are set on make's command line only: some shells
+# and platforms export variables of those names. The web pages of each process have no login and no TLS (the
+# scheduler's show every task's errors, logs and call stacks), so they stay on 127.0.0.1, the scheduler's at
+# DASHBOARD. Grading bounds each submission's memory itself; Dask's watch would see only the worker process.
+HOST = 127.0.0.1
+PORT = 8786
+DASHBOARD = 127.0.0.1:8787
 THREADS ?= $(shell nproc 2>/dev/null || echo 1)
 dask-scheduler: $(SETUP)
-	$(PY) -m distributed.cli.dask_scheduler --port 8786
+	$(PY) -m distributed.cli.dask_scheduler --host $(HOST) --port $(PORT) --dashboard-address $(DASHBOARD)
 
 dask-worker: $(SETUP)
-	@test -n "$(SCHEDULER)" || { echo "usage: make dask-worker SCHEDULER=tcp://HOST:8786 [THREADS=N]" >&2; exit 2; }
-	PYTHONPATH="$(CURDIR)" $(PY) -m distributed.cli.dask_worker "$(SCHEDULER)" --nthreads $(THREADS) --memory-limit 0
+	@test -n "$(SCHEDULER)" || { echo "usage: make dask-worker SCHEDULER=tcp://HOST:PORT [THREADS=N]" >&2; exit 2; }
+	$(PY) -m distributed.cli.dask_worker "$(SCHEDULER)" --nthreads $(THREADS) --memory-limit 0 \
+		--dashboard-address 127.0.0.1:0

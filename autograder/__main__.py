@@ -1,7 +1,8 @@
-"""python -m autograder grade PATH... --out DIR [--jobs N | --scheduler ADDRESS] [--db URL] [--regrade]
-                           [--lab LAB] [--student STUDENT] [--course DIR|FILE] [limits] [--secret-file PATH]
+"""python -m autograder grade PATH... --out DIR [--jobs N | --scheduler ADDRESS] [--db URL | --no-gradebook]
+                           [--regrade] [--lab LAB] [--student STUDENT] [--course DIR|FILE] [limits] [--secret-file PATH]
 python -m autograder report GRADED [--db URL] [--out FILE.html]
 python -m autograder gradescope LAB --out FILE.zip [--secret-file PATH]
+python -m autograder check NOTEBOOK
 (installed with pip, `autograder` is the same command)
 
 Every command works on the course folder (source/, data/, release/, course.toml): --course DIR,
@@ -39,6 +40,17 @@ from autograder.warm import lab_imports
 from course.folder import use_course
 
 
+class DaskTLS(argparse.Action):
+    """`grade`'s --tls-ca-file, --tls-cert and --tls-key (named as `dask scheduler`'s), kept in Dask's
+    settings, where the client that --scheduler starts reads them; once one is given, that client
+    sends nothing unencrypted."""
+
+    def __call__(self, parser, namespace, value, option_string=None):
+        import dask.config
+
+        dask.config.set({self.dest: value, "distributed.comm.require-encryption": True})
+
+
 def main(argv=None):
     installed = Path(sys.argv[0]).name == "autograder"  # the console command pip installs
     parser = argparse.ArgumentParser(prog="autograder" if installed else "python -m autograder", description=__doc__,
@@ -51,6 +63,15 @@ def main(argv=None):
                                                      "postgresql://USER:PASSWORD@HOST:PORT/DATABASE works too)")
     grading.add_argument("--scheduler", metavar="ADDRESS",
                          help="grade on this Dask cluster (tcp://HOST:8786) instead of the local pool; --jobs is unused")
+    for flag, setting, what in (("--tls-ca-file", "ca-file", "the CA certificate that signed the cluster's"),
+                                ("--tls-cert", "client.cert", "this client's certificate"),
+                                ("--tls-key", "client.key", "this client's private key")):
+        grading.add_argument(flag, metavar="PATH", action=DaskTLS, dest=f"distributed.comm.tls.{setting}",
+                             default=argparse.SUPPRESS, help=f"{what}, PEM, for a scheduler at tls://HOST:PORT "
+                                                             f"(Dask's setting distributed.comm.tls.{setting})")
+    grading.add_argument("--no-gradebook", action="store_true",
+                         help="write no nbgrader gradebook (nor its autograded notebooks): the results, feedback and "
+                              "tables only, as for one submission on Gradescope")
     grading.add_argument("--regrade", action="store_true",
                          help="grade every submission again, even those with a current result in DIR")
     grading.add_argument("--lab", action="append", metavar="LAB",
@@ -73,6 +94,9 @@ def main(argv=None):
     bundle = commands.add_parser("gradescope", help="write a lab's Gradescope autograder bundle")
     bundle.add_argument("lab", help="the lab, as named in source/")
     bundle.add_argument("--out", required=True, metavar="FILE.zip", help="where the bundle goes")
+    checking = commands.add_parser("check", help="before submitting: run a notebook's visible checks in a fresh "
+                                                 "kernel and read it as the grader will (no hidden checks)")
+    checking.add_argument("notebook", metavar="NOTEBOOK", help="the student notebook (.ipynb)")
     for command in (grading, catalogue, prints):
         command.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="submissions graded at once")
         command.add_argument("--cell-timeout", type=float, default=60.0, metavar="S",
@@ -82,11 +106,12 @@ def main(argv=None):
         command.add_argument("--memory", type=int, default=6144, metavar="MiB", help="memory per submission")
         command.add_argument("--disk", type=int, default=Limits.disk_bytes >> 20, metavar="MiB",
                              help="what a submission can write, in its folder and in /tmp each (sandboxed)")
-        command.add_argument("--sandbox", choices=("auto", "bwrap", "none"), default="auto",
-                             help="bubblewrap isolation: auto uses it when it works here")
+        command.add_argument("--sandbox", choices=("auto", "bwrap", "user", "none"), default="auto",
+                             help="bubblewrap isolation: auto uses it when it works here, else (as root) runs "
+                                  "submissions as the user nobody, which `user` asks for without the sandbox")
         command.add_argument("--no-pool", action="store_true",
                              help="start every worker cold instead of forking it from a warm zygote")
-    for command in (grading, catalogue, prints, report, bundle):
+    for command in (grading, catalogue, prints, report, bundle, checking):
         command.add_argument("--course", metavar="DIR", type=Path,
                              help="the course folder (default: the current directory when it holds source/, else "
                                   "the checkout the grader runs from)" + (
@@ -108,6 +133,10 @@ def main(argv=None):
         from autograder.gradescope.bundle import write_bundle
 
         return write_bundle(args.lab, args.out, args.secret_file)
+    if args.command == "check":  # a student's notebook in a kernel of its own: no zygote, no sandbox
+        from autograder.check import command_check
+
+        return command_check(args.notebook)
     if args.command == "report":  # reads results only
         from autograder.commands import command_report
 
@@ -121,7 +150,7 @@ def main(argv=None):
     # The zygote imports PyTorch and the rest while this process imports the grader: start it first.
     # On a Dask cluster each worker has its own, and this process grades nothing itself.
     local = not getattr(args, "scheduler", None)
-    pool = None if args.no_pool or args.sandbox == "none" or not local else Pool.launch(lab_imports())
+    pool = None if args.no_pool or args.sandbox in ("user", "none") or not local else Pool.launch(lab_imports())
     # jsonschema (under nbformat) imports rfc3987_syntax where it is installed, and that builds a
     # grammar for seconds; notebooks never need its IRI formats, so the grader goes without.
     sys.modules.setdefault("rfc3987_syntax", None)

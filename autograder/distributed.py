@@ -1,15 +1,23 @@
 """Grade on an existing Dask cluster (`grade --scheduler tcp://HOST:8786`): one task per submission.
 
 The client (the `grade` command) reads each notebook and sends its bytes with the task, so the
-grading nodes share no file system with it; they need the same checkout of the course and its
-environment (see the README). The client also derives the seed of the submission's hidden
-inputs from those bytes and the course secret, and the seed travels with the task: the secret
-never leaves the client. A task grades one submission in the node's sandbox, forking the
-worker from a zygote that the Dask worker process starts once and keeps, and returns the result.
+grading nodes share no file system with it; they need the grader installed and the course folder
+(see the README). The client also derives the seed of the submission's hidden inputs from those
+bytes and the course secret, and the seed travels with the task: the secret never leaves the
+client. A task grades one submission in the node's sandbox, forking the worker from a zygote that
+the Dask worker process starts once and keeps, and returns the result as plain data.
 Only the client writes results, the CSV and the gradebook. The scheduler runs a task again
 elsewhere when its worker is lost; a task that still fails leaves its submission without a
 result, for the next run to grade.
+
+The scheduler unpickles every task it is sent, and a scheduler deployed as Dask's documentation
+deploys one has dask and distributed only. So what it unpickles names nothing of ours: each task
+is `pickle.loads` applied to bytes (see `Call`), and only the worker, running the task, unpickles
+those bytes, which is what imports the grader and grades.
 """
+import asyncio
+import pickle
+import signal
 import sys
 import tempfile
 import threading
@@ -25,11 +33,13 @@ from autograder.sandbox import Limits, Pool, Stopper, choose_sandbox, stopping
 from autograder.submission import SubmissionError, read_submission
 from autograder.secret import submission_seed
 from autograder.warm import lab_imports
+from course.folder import use_course
 
+CONNECT_SECONDS = 5  # a scheduler that has not answered by then will not: say so instead of Dask's 30 s
 QUEUED_PER_THREAD = 2  # tasks handed out per worker thread: workers never wait, few notebooks sit in memory
 THREADS_SECONDS = 5  # how often the client asks how many worker threads there are now
 WAIT_FOR_WORKERS = 120  # seconds a cluster without workers gets before the command gives up
-WATCH_SECONDS = 2  # how often a task asks whether it is still wanted
+WATCH_SECONDS = 0.5  # how often a task asks whether it is still wanted: a look at a dict, so often is cheap
 
 
 @dataclass(frozen=True)
@@ -37,8 +47,19 @@ class Settings:
     """What a node needs to grade as the client was asked to: the limits, and the sandbox mode,
     which each node resolves against what it has."""
     limits: Limits
-    sandbox: str  # auto, bwrap or none
+    sandbox: str  # auto, bwrap, user or none
     warm: bool
+
+
+class Call:
+    """`function(*args)`, pickled so that unpickling it makes the call: the client sends a task of
+    `pickle.loads` on these bytes, and the worker that runs it grades."""
+
+    def __init__(self, function, *args):
+        self.function, self.args = function, args
+
+    def __reduce__(self):
+        return self.function, self.args
 
 
 _node_lock = threading.Lock()
@@ -51,8 +72,9 @@ def node_options(settings):
     with _node_lock:
         if settings not in _node_options:
             try:
+                use_course()  # the worker's current folder, or $AUTOGRADER_COURSE, as for the command
                 sandboxed = choose_sandbox(settings.sandbox)
-            except SystemExit as refusal:  # --sandbox bwrap on a node without bubblewrap
+            except SystemExit as refusal:  # no course here, or --sandbox bwrap on a node without bubblewrap
                 raise RuntimeError(str(refusal)) from None
             pool = Pool.launch(lab_imports()) if settings.warm and sandboxed else None
             _node_options[settings] = Options(settings.limits, sandboxed, settings.warm, pool)
@@ -62,18 +84,20 @@ def node_options(settings):
 def watch(worker, key, stopper, done):
     """Until `done`, stop the grading of task `key` once the scheduler no longer wants it (its
     client cancelled it, or died): Dask cannot stop a task's thread, but the grading's own
-    workers can be killed, and then no new one starts."""
+    workers can be killed, and then no new one starts. The stop is repeated until the grading
+    ends, since a worker already being started when it came joins the stopper only afterwards."""
     while not done.wait(WATCH_SECONDS):
         task = worker.state.tasks.get(key)
         if task is None or task.state in ("cancelled", "released", "forgotten"):
-            print(f"autograder: task {key} is no longer wanted; its grading stopped", file=sys.stderr, flush=True)
+            if not stopper.stopped.is_set():
+                print(f"autograder: task {key} is no longer wanted; its grading stopped", file=sys.stderr, flush=True)
             stopper.stop()
-            return
 
 
 def grade_task(filename, data, settings, seed, expected_lab=None):
-    """Runs on a Dask worker: (result, answers, versions) for one notebook given as bytes, its
-    hidden inputs drawn from `seed`, handed in as `expected_lab` (None: any lab)."""
+    """Runs on a Dask worker: (result, answers, versions), dictionaries of plain data, for one
+    notebook given as bytes, its hidden inputs drawn from `seed`, handed in as `expected_lab` (None:
+    any lab)."""
     from distributed import get_worker
 
     worker, stopper, done = get_worker(), Stopper(), threading.Event()
@@ -92,13 +116,28 @@ def grade_task(filename, data, settings, seed, expected_lab=None):
 
 
 def connect(address):
-    """A client of the scheduler at `address` with a worker to talk to, or a clear refusal."""
-    from distributed import Client
+    """A client of the scheduler at `address` with a worker to talk to, or a clear refusal within
+    CONNECT_SECONDS. TLS comes from Dask's settings (distributed.comm.tls.*, which `grade`'s --tls-*
+    options set)."""
+    from distributed import Client, Security
+    from distributed.comm import connect as reach
+
+    security = Security()
+    if address.startswith("tls://") and not (security.tls_ca_file and security.tls_client_cert):
+        raise SystemExit(f"autograder: the Dask scheduler at {address} takes TLS clients only: give this one the "
+                         "cluster's CA and its own certificate with --tls-ca-file, --tls-cert and --tls-key")
+
+    async def answered():  # without a Client first: one whose start fails holds up the exit by twice its timeout
+        comm = await reach(address, timeout=CONNECT_SECONDS, **security.get_connection_args("client"))
+        await comm.close()
 
     try:
-        client = Client(address, set_as_default=False)
-    except (OSError, ValueError, TypeError) as error:
-        raise SystemExit(f"autograder: cannot reach the Dask scheduler at {address}: {error}") from None
+        # Dask waits for the handshake's answer without a limit, and what is not a scheduler may never give one.
+        asyncio.run(asyncio.wait_for(answered(), CONNECT_SECONDS))
+        client = Client(address, security=security, timeout=CONNECT_SECONDS, set_as_default=False)
+    except Exception as error:  # refused, silent, TLS refused, or no Dask scheduler at all (e.g. its web port)
+        raise SystemExit(f"autograder: cannot reach the Dask scheduler at {address}: {type(error).__name__}: "
+                         f"{str(error) or f'no answer within {CONNECT_SECONDS} s'}") from None
     try:
         client.wait_for_workers(1, timeout=WAIT_FOR_WORKERS)
     except TimeoutError:
@@ -135,12 +174,17 @@ def grade_on_cluster(client, submissions, settings, secret, on_result, on_start=
                 result, answers = safe_grade(submission.path, Options(secret=secret), submission.expected)
                 on_result(submission, result, answers)
                 continue
-            future = client.submit(grade_task, submission.path.name, data, settings, submission_seed(secret, data),
-                                   submission.expected, key=f"grade-{uuid.uuid4().hex}", pure=False)
+            call = Call(grade_task, submission.path.name, data, settings, submission_seed(secret, data),
+                        submission.expected)
+            future = client.submit(pickle.loads, pickle.dumps(call), key=f"grade-{uuid.uuid4().hex}", pure=False)
             sent[future] = submission
             running.add(future)
             on_start(submission)
 
+    def interrupt(number, frame):  # a service manager's stop: as Ctrl-C, so the tasks are cancelled
+        raise KeyboardInterrupt
+
+    terminate = signal.signal(signal.SIGTERM, interrupt)
     try:
         hand_out()
         for future in running:
@@ -160,6 +204,7 @@ def grade_on_cluster(client, submissions, settings, secret, on_result, on_start=
                 on_result(submission, result, answers)
             hand_out()
     finally:  # interrupted or refused: what is still queued on the cluster is of no use to anyone
+        signal.signal(signal.SIGTERM, terminate)
         if sent:
             client.cancel(list(sent), force=True)
     return failures

@@ -3,8 +3,9 @@
 Each activity's score goes to the grade of its check cell (``<activity>-check``). Optional
 activities are worth no points toward nbgrader's maximum; what they earn is extra credit.
 The autograded notebook written beside it (``autograded/<student>/<lab>/<lab>.ipynb``, the
-folder named by `file_stem`) lets ``nbgrader generate_feedback`` render the grader's messages
-under each check cell.
+folder named by `file_stem`, with the submission's nbgrader files) lets ``nbgrader
+generate_feedback`` render the grader's messages under each check cell, and ``release_feedback``
+hand the page to the student.
 The gradebook is any database nbgrader's SQLAlchemy URL reaches: SQLite by default, PostgreSQL
 for a course graded from several runs or machines. A record is keyed by (student, lab), as
 nbgrader's submissions are: recording it again updates the same rows, so a re-graded submission
@@ -28,6 +29,11 @@ from autograder.labs import course_labs
 from autograder.results_store import atomic_write, file_stem
 from autograder.submission import answers, load
 from course.labs import ROOT
+
+# What nbgrader's submit leaves beside a notebook and its autograde copies beside the autograded
+# one, for generate_feedback to carry into the feedback folder: release_feedback names each page
+# from the secret, and fetch_feedback finds it by the secret the student's submit kept.
+SUBMISSION_FILES = ("timestamp.txt", "submission_secret.txt")
 
 
 @cache
@@ -112,17 +118,22 @@ class GradebookWriter:
             os.environ["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
 
     def prepare(self, lab_names, due=None):
-        """Create the gradebook and each lab's assignment, with its due date from `due` ({lab:
-        aware datetime}), in the background, while grading runs (the first set-up takes seconds);
-        `record` waits for it. A failure here is retried, and reported, by `record`."""
+        """Create the gradebook in the background, while grading runs (the first set-up takes
+        seconds), and read the student notebooks of `lab_names`, which each lab's first record
+        needs; `due` ({lab: aware datetime}) holds the labs' due dates. A lab's assignment is made
+        by its first record, not here: `nbgrader export` lists every student under every
+        assignment, a lab nobody handed in included. `record` waits for this; a failure here is
+        retried, and reported, by `record`."""
         self.due = dict(due or {})
 
         def work():
-            for name in lab_names:
-                try:
-                    self._ensure_lab(name)
-                except Exception:  # record() tries again and reports it
-                    return
+            try:
+                with nbgrader_tools()[0](self.db_url):
+                    pass
+                for name in lab_names:
+                    release_notebook(name)
+            except Exception:  # record() tries again and reports it
+                return
         self._preparing = threading.Thread(target=work, daemon=True)
         self._preparing.start()
 
@@ -136,12 +147,13 @@ class GradebookWriter:
         SaveCells().preprocess(release_notebook(lab_name), resources)
         self.known.add(lab_name)
 
-    def _gradebook(self, lab_name):
-        """The open gradebook, once the lab's assignment exists in it."""
+    def _gradebook(self, lab_name=None):
+        """The open gradebook, once `lab_name`'s assignment, if given, exists in it."""
         if self._preparing is not None:
             self._preparing.join()
             self._preparing = None
-        self._ensure_lab(lab_name)
+        if lab_name is not None:
+            self._ensure_lab(lab_name)
         if self._open is None:
             self._open = nbgrader_tools()[0](self.db_url)
         return self._open
@@ -152,7 +164,7 @@ class GradebookWriter:
         student and lab. A result with nothing graded removes that submission."""
         if lab_name not in course_labs():
             return  # a folder named for no lab: nothing of the course to record
-        gradebook = self._gradebook(lab_name)
+        gradebook = self._gradebook(lab_name if recordable(result) else None)
         try:
             if not recordable(result):
                 self._remove(gradebook, student, lab_name)
@@ -180,7 +192,8 @@ class GradebookWriter:
         except MissingEntry:
             pass
         autograded = self._autograded(student, lab_name)
-        autograded.unlink(missing_ok=True)
+        for path in (autograded, *(autograded.with_name(name) for name in SUBMISSION_FILES)):
+            path.unlink(missing_ok=True)
 
     def _autograded(self, student, lab_name):
         return self.course_dir / "autograded" / file_stem(student) / lab_name / f"{lab_name}.ipynb"
@@ -189,7 +202,7 @@ class GradebookWriter:
         """{student: grade_values} of what the gradebook holds for `lab_name`, in two queries."""
         from nbgrader.api import Assignment, BaseCell, Grade, SubmittedAssignment, SubmittedNotebook
 
-        gradebook = self._gradebook(lab_name)
+        gradebook = self._gradebook()
         submissions = (gradebook.db.query(SubmittedAssignment.student_id, SubmittedAssignment.timestamp,
                                           SubmittedAssignment.extension, SubmittedNotebook.late_submission_penalty)
                        .join(SubmittedNotebook, SubmittedNotebook.assignment_id == SubmittedAssignment.id)
@@ -245,7 +258,14 @@ class GradebookWriter:
             if cell.id in messages:
                 cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=messages[cell.id] + "\n")]
         text = nbformat.writes(notebook)
-        atomic_write(self._autograded(student, lab_name), text if text.endswith("\n") else text + "\n")
+        autograded = atomic_write(self._autograded(student, lab_name), text if text.endswith("\n") else text + "\n")
+        handed_in = Path(result["extra_data"]["path"]).parent
+        for name in SUBMISSION_FILES:
+            source, kept = handed_in / name, autograded.with_name(name)
+            if source.is_file() and not source.is_symlink():
+                atomic_write(kept, source.read_bytes())
+            else:
+                kept.unlink(missing_ok=True)
 
 
 def grade_rows(gradebook, *columns):

@@ -1,13 +1,33 @@
-# nbgrader configuration for this course. The repository root is the course directory; the
-# grader's results (gradebook, autograded notebooks, feedback) live in graded/, where
-# `make grade` writes them. nbgrader reads this through the root nbgrader_config.py.
-import os
+# The course's nbgrader settings, apart from where a course folder keeps its files (the root
+# nbgrader_config.py says that for this checkout), so that any nbgrader course folder can load
+# them with load_subconfig("<checkout>/autograder/nbgrader_config.py").
+from nbgrader.preprocessors import (CheckCellMetadata, ClearHiddenTests, ClearMarkScheme, ClearOutput, ClearSolutions,
+                                     ComputeChecksums, IncludeHeaderFooter, InstantiateTests, LockCells, SaveCells)
 
 c = get_config()  # noqa: F821 -- provided by traitlets when nbgrader loads the file
-root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 c.CourseDirectory.course_id = "autodiff"
-c.CourseDirectory.root = root
-c.CourseDirectory.db_url = f"sqlite:///{os.path.join(root, 'graded', 'gradebook.db')}"
-c.CourseDirectory.autograded_directory = os.path.join("graded", "autograded")
-c.CourseDirectory.feedback_directory = os.path.join("graded", "feedback")
 c.Execute.timeout = 600
+
+
+class KeepReleasedStubs(ClearSolutions):
+    """nbgrader's ClearSolutions, except on our student notebooks. build_student.py already wrote
+    them as nbgrader writes a release (every cell locked and checksummed); their stubs carry the
+    signatures and the "Complete Activity ..." messages, which ClearSolutions, finding no
+    solution markers, would replace by its bare code stub. Any other notebook of the course is an
+    instructor's, whose reference cells and answers only build_student.py knows how to drop."""
+
+    def preprocess(self, nb, resources):
+        if all("checksum" in cell.metadata.get("nbgrader", {}) for cell in nb.cells):
+            return nb, resources
+        if "course" in nb.metadata:
+            raise ValueError(f"{resources['unique_key']} is an instructor notebook of this course, not a "
+                             "student notebook; `python build_student.py` writes release/<lab>/, and nbgrader's "
+                             "source/<lab>/ takes a copy of that")
+        return super().preprocess(nb, resources)
+
+
+# nbgrader's own list, with ClearSolutions in its place as KeepReleasedStubs.
+c.GenerateAssignment.preprocessors = [
+    IncludeHeaderFooter, InstantiateTests, LockCells, KeepReleasedStubs, ClearOutput, CheckCellMetadata,
+    ComputeChecksums, SaveCells, ClearHiddenTests, ClearMarkScheme, ComputeChecksums, CheckCellMetadata,
+]

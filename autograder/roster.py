@@ -22,6 +22,11 @@ from autograder.submission import SubmissionError, identify, load, nbgrader_plac
 
 UNRECOGNISED = "unrecognised"  # the lab of a file outside nbgrader's layout that is no lab's notebook
 TIMESTAMP = "timestamp.txt"  # nbgrader's submission time, beside the notebook
+# What nbgrader's submit and the release put beside a notebook (the submission's secret, the
+# release's settings, its data/ folder): nbgrader's collect hands them in with it, and they are
+# no one's mistake.
+BESIDE = (TIMESTAMP, "submission_secret.txt", "nbgrader_config.py")
+DATA = "data"
 CHECKPOINTS = ".ipynb_checkpoints"  # Jupyter's autosaves: never the submission, never worth a word
 
 
@@ -52,9 +57,10 @@ class Roster:
         return Roster(kept, self.skipped)
 
 
-def search(folder, skipped):
+def search(folder, skipped, companions=False):
     """The *.ipynb entries under `folder`, of any kind, in sorted order; other files go to
-    `skipped` with the reason, and so does an assignment folder of nbgrader's layout
+    `skipped` with the reason (but for what comes with a notebook: BESIDE it, and its data/, the
+    `companions`), and so does an assignment folder of nbgrader's layout
     (`submitted/<student>/<folder>/`) that holds no notebook. No linked folder is searched (it
     could lead anywhere)."""
     try:
@@ -69,13 +75,13 @@ def search(folder, skipped):
         elif entry.is_dir(follow_symlinks=False):
             if entry.name == CHECKPOINTS:
                 continue
-            found = list(search(entry.path, skipped))
+            found = list(search(entry.path, skipped, companions or (entry.name == DATA and has_notebook)))
             if not found and Path(os.path.abspath(entry.path)).parts[-3:-2] == ("submitted",):
                 skipped.append((Path(entry.path), "an assignment folder with no notebook in it"))
             yield from found
         elif entry.is_symlink() and entry.is_dir():
             skipped.append((Path(entry.path), "a link to a folder, which is never followed"))
-        elif not (entry.name == TIMESTAMP and has_notebook):
+        elif not (companions or entry.name in BESIDE and has_notebook):
             skipped.append((Path(entry.path), "not a notebook (.ipynb)"))
 
 

@@ -6,6 +6,7 @@ tree, a scrubbed environment, and resource limits. Killing the worker kills ever
 """
 import atexit
 import collections
+import enum
 import json
 import os
 import resource
@@ -36,6 +37,13 @@ ZYGOTE = Path(__file__).resolve().with_name("zygote.py")
 UNAVAILABLE = Path(__file__).resolve().with_name("unavailable")  # mounted over hidden packages
 GRADER_PACKAGES = ("autograder", "course", "build_student")  # never readable by a submission
 MOUNTED_WORKER = "/grader/worker.py"
+# How an unprivileged worker starts: undumpable before worker.py runs, so that no other process of
+# its user (the reference worker of a re-grade, say) can read its memory through /proc or ptrace.
+UNDUMPABLE = ("import ctypes, runpy, sys\n"
+              "if ctypes.CDLL(None).prctl(4, 0):  # PR_SET_DUMPABLE\n"
+              "    sys.exit('the worker could not be made undumpable')\n"
+              "del sys.argv[0]\n"
+              "runpy.run_path(sys.argv[0], run_name='__main__')\n")
 SANDBOX_HOME = "/submission"
 NOBODY = 65534
 MAX_ANSWER = 1 << 16  # a line from a zygote: a PID or an error message
@@ -153,17 +161,51 @@ def bwrap_available():
     return probe.returncode == 0
 
 
-def choose_sandbox(mode):
-    """True to sandbox, for --sandbox auto|bwrap|none; refuses bwrap where it cannot run."""
-    if mode == "none":
+class Protection(enum.Enum):
+    """What keeps a submission's code from the grader's files, by its --sandbox mode. It is true for
+    the sandbox alone, as the `sandboxed` flag it stands in for was."""
+    SANDBOX = "bwrap"
+    USER = "user"  # no sandbox, but the worker runs as NOBODY: it reads what every user may read
+    NONE = "none"
+
+    def __bool__(self):
+        return self is Protection.SANDBOX
+
+    def __str__(self):
+        return {"bwrap": "bubblewrap sandbox", "user": "unprivileged user without a sandbox",
+                "none": "none"}[self.value]
+
+
+@cache
+def unprivileged_available():
+    """True when this process is root and the user nobody can start this Python with the libraries
+    a worker imports (it cannot where they lie in a folder only root may enter, such as /root)."""
+    if os.geteuid() != 0:
         return False
-    available = bwrap_available()
-    if mode == "bwrap" and not available:
+    probe = subprocess.run([sys.executable, "-I", "-c", "import numpy, IPython"], cwd="/", env=clean_environment("/"),
+                           user=NOBODY, group=NOBODY, extra_groups=[], capture_output=True, timeout=120)
+    return probe.returncode == 0
+
+
+def choose_sandbox(mode):
+    """The Protection for --sandbox auto|bwrap|user|none: auto takes bubblewrap where it runs, else
+    the unprivileged user where it can, else none; bwrap and user refuse to grade without theirs."""
+    if mode == "none":
+        return Protection.NONE
+    if mode != "user" and bwrap_available():
+        return Protection.SANDBOX
+    if mode == "bwrap":
         raise SystemExit("autograder: --sandbox bwrap, but bubblewrap is not installed or cannot run here")
-    if not available:
-        print("autograder: bubblewrap is not available: grading WITHOUT a sandbox, so submissions can read "
-              "and write this machine's files", file=sys.stderr)
-    return available
+    if unprivileged_available():
+        if mode == "auto":
+            print("autograder: bubblewrap is not available: grading WITHOUT a sandbox, as the user nobody, so "
+                  "submissions can read what every user of this machine may read", file=sys.stderr)
+        return Protection.USER
+    if mode == "user":
+        raise SystemExit("autograder: --sandbox user needs root, and a Python that the user nobody can start")
+    print("autograder: bubblewrap is not available: grading WITHOUT a sandbox, so submissions can read "
+          "and write this machine's files", file=sys.stderr)
+    return Protection.NONE
 
 
 @cache
@@ -241,6 +283,18 @@ def bwrap_command(folder, python_args, hidden=(), disk_bytes=Limits.disk_bytes, 
     return ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", *confined,
             "--uid", "65534", "--gid", "65534", "--hostname", "grader", *mounts, "--chdir", SANDBOX_HOME,
             "--", sys.executable, "-I", MOUNTED_WORKER, *python_args, json.dumps(list(hidden))]
+
+
+@cache
+def readable_worker():
+    """A copy of worker.py that the user nobody can read, as the grader's own package may be closed
+    to it (autograder/gradescope/run.py closes it)."""
+    folder = Path(process_scratch())
+    folder.chmod(0o755)
+    copy = folder / WORKER.name
+    shutil.copyfile(WORKER, copy)
+    copy.chmod(0o644)
+    return copy
 
 
 def folder_files(folder):
@@ -464,7 +518,7 @@ class Worker:
             ControlGroup(limits.processes, limits.memory_bytes) if cgroups_available() else None
         to_worker, self._requests = os.pipe()
         self._replies, from_worker = os.pipe()
-        self._root = None
+        self._root, self._unprivileged = None, sandboxed is Protection.USER
         zygote = pool.zygote(hidden) if isinstance(pool, Pool) else pool
         if zygote is not None and sandboxed and self.group is not None and zygote.usable():
             status_read, status_write = os.pipe()
@@ -490,8 +544,12 @@ class Worker:
                 command = bwrap_command(folder, python_args, tuple(hidden), limits.disk_bytes, filter_fd) + link_args
                 home = SANDBOX_HOME
             else:  # the worker's own finder is then all that refuses the hidden modules
-                command = [sys.executable, "-I", str(WORKER), *python_args, json.dumps(list(hidden)), *link_args]
+                start = [sys.executable, "-I", "-c", UNDUMPABLE, str(readable_worker())] if self._unprivileged \
+                    else [sys.executable, "-I", str(WORKER)]
+                command = [*start, *python_args, json.dumps(list(hidden)), *link_args]
                 home = str(folder)
+                if self._unprivileged:
+                    os.chown(folder, NOBODY, NOBODY)
             try:
                 self.process = subprocess.Popen(
                     command, cwd=folder, env=clean_environment(home), stdin=subprocess.DEVNULL,
@@ -506,6 +564,9 @@ class Worker:
         os.close(to_worker)
         os.close(from_worker)
         self._lines, self._seq, self._start = Lines(MAX_REPLY), "0", None
+        if any(stopper.stopped.is_set() for stopper in self._stoppers):  # stopped while this one started
+            self.close()
+            raise GraderError("the grading was stopped: it is no longer wanted")
         try:
             self.ask(None, timeout=120)  # the ready message, after the worker's imports
         except WorkerFailure as failure:  # no submission code has run yet: this one is ours
@@ -544,6 +605,10 @@ class Worker:
         for name, (soft, hard) in rlimits(self.limits, self.group is None).items():
             resource.setrlimit(getattr(resource, name), (soft, hard))
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write fails instead of killing
+        if self._unprivileged:  # last: joining the control group needs root
+            os.setgroups([])
+            os.setresgid(NOBODY, NOBODY, NOBODY)
+            os.setresuid(NOBODY, NOBODY, NOBODY)
 
     def ask(self, request, timeout):
         """Send `request` (None: only wait for the ready message) and return its reply, or raise

@@ -20,6 +20,7 @@ from pathlib import Path
 import nbformat
 
 from autograder.errors import GradingProblem
+from course.check_cell import check_cell_source
 
 MAX_BYTES = 64 << 20
 
@@ -137,6 +138,7 @@ def program(lab, notebook):
     for cell, cell_id in lab.release_cells():
         ids[cell_id] = cell
     by_source = {c.source: c for c in lab.cells if c.cell_type == "code" and c.role in ("given", "check")}
+    course_code = {check_cell_source(lab.name)}  # the release's own last cell: nothing to grade, nothing to run
     after = {}  # index of the given cell a student cell follows (None: before all) -> student steps
     anchor, position = None, 0
     for cell in notebook.cells:
@@ -144,6 +146,8 @@ def program(lab, notebook):
             continue
         position += 1  # JupyterLab numbers no cell: the feedback counts code cells from the top
         if not cell.source.strip():
+            continue
+        if cell.source in course_code:
             continue
         known = by_source.get(cell.source)
         claimed = ids.get(cell.get("id")) or ids.get(_grade_id(cell))

@@ -7,16 +7,17 @@ from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
 
 
-def execute(notebook, folder, *, timeout=600, allow_errors=False):
+def execute(notebook, folder, *, timeout=600, allow_errors=False, timing=False):
     """Run every cell of `notebook` (modified in place) with `folder` as the working directory.
 
-    With allow_errors=False the first failing cell raises nbclient's CellExecutionError.
+    With allow_errors=False the first failing cell raises nbclient's CellExecutionError; with
+    `timing`, each cell's metadata keeps when it started and ended (nbclient's "execution").
     """
     # The kernel talks over Unix sockets in a folder of its own rather than over TCP: nothing else on
     # the machine can reach it, and it has no unencrypted TCP port to warn about at every start.
     with tempfile.TemporaryDirectory(prefix="kernel-") as sockets:
         manager = KernelManager(kernel_name="python3", transport="ipc", ip=os.path.join(sockets, "kernel"))
-        client = NotebookClient(notebook, km=manager, timeout=timeout, allow_errors=allow_errors, record_timing=False,
+        client = NotebookClient(notebook, km=manager, timeout=timeout, allow_errors=allow_errors, record_timing=timing,
                                 resources={"metadata": {"path": str(Path(folder))}})
         try:
             client.execute()

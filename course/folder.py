@@ -34,6 +34,7 @@ def use_course(folder=None):
     folder = Path(folder).resolve() if folder is not None else course_root()
     if not is_course(folder):
         raise SystemExit(f"autograder: {folder} is not a course folder: it has no source/<lab>/<lab>.py. "
-                         "Run the command in the course folder, or give it with --course DIR.")
+                         "Run the command in the course folder, or give it with --course DIR (or, for a process "
+                         f"such as a Dask worker, in ${ENVIRONMENT}).")
     os.environ[ENVIRONMENT] = str(folder)
     return folder

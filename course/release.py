@@ -2,7 +2,8 @@
 import nbformat
 from nbgrader.preprocessors import CheckCellMetadata, ComputeChecksums, LockCells
 
-from course.cells import LabError, is_optional
+from course.cells import Cell, LabError, is_optional
+from course.check_cell import CHECK_CELL_ID, check_cell_source
 from course.leaks import find_leaks
 
 NBFORMAT_MINOR = 5
@@ -28,6 +29,7 @@ def student_notebook(lab):
     for cell, cell_id in lab.release_cells():
         maker = nbformat.v4.new_code_cell if cell.cell_type == "code" else nbformat.v4.new_markdown_cell
         cells.append(maker(cell.source, id=cell_id, metadata={"nbgrader": nbgrader_metadata(cell, cell_id)}))
+    cells.append(check_cell(lab))
     notebook = nbformat.v4.new_notebook(cells=cells, metadata={
         "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
         "language_info": {"name": "python"},
@@ -40,6 +42,14 @@ def student_notebook(lab):
     if leaks:
         raise LabError(f"{lab.path}: instructor material would reach the release:\n  " + "\n  ".join(leaks))
     return notebook
+
+
+def check_cell(lab):
+    """The last cell: given code, locked like the rest, that runs the check before submitting."""
+    source = check_cell_source(lab.name)
+    given = Cell(len(lab.cells), "code", source, "given", None, None, ())
+    return nbformat.v4.new_code_cell(source, id=CHECK_CELL_ID,
+                                     metadata={"nbgrader": nbgrader_metadata(given, CHECK_CELL_ID)})
 
 
 def solved_notebook(lab, release):

@@ -214,7 +214,9 @@ def check_record(out, db_url, scratch, only=None):
                 assert status == want.status, (student, lab.name, row)
     exported = {(row["student_id"], row["assignment"]): row for row in nbgrader_export(out, db_url, scratch)}
     recorded = sorted({student for (student, _), want in expected.items() if want.status == "graded"})
-    assert sorted(exported) == sorted((s, lab.name) for s in recorded for lab in LABS)
+    # nbgrader lists every student under every assignment, and a lab is one once a record of it is graded.
+    given = sorted({lab for (_, lab), want in expected.items() if want.status == "graded"})
+    assert sorted(exported) == sorted((s, lab) for s in recorded for lab in given)
     for key, row in exported.items():
         want = expected.get(key)
         if want is None or want.status != "graded":

@@ -7,6 +7,7 @@ import signal
 import socket
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 from contextlib import contextmanager
@@ -16,6 +17,7 @@ from types import SimpleNamespace
 import pytest
 
 from tests.helpers import ROOT
+from tests.installed import clean_environment
 
 POSTGRES_URL = "AUTOGRADER_TEST_POSTGRES"  # set by .ci/run to the server it started
 HANG_SECONDS = 600
@@ -53,37 +55,93 @@ def scheduler_address(path):
         return None
 
 
-@contextmanager
-def dask_cluster(folder, workers=2):
-    """A scheduler and `workers` single-threaded workers, each a process of its own, on random
-    ports of 127.0.0.1. Yields .address and .workers (their Popen objects, one process group each)."""
-    from distributed import Client
+def stock_python(folder):
+    """The Python of a scheduler installed as Dask's documentation installs one: the test
+    environment's libraries (dask and distributed among them) and nothing of this project. A
+    virtual environment whose one .pth line adds the libraries' folder, whose own .pth files (the
+    editable install of the checkout among them) are then not read."""
+    venv = Path(folder) / "stock"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=300)
+    python = venv / "bin" / "python"
+    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                             check=True, capture_output=True, text=True, timeout=60).stdout.strip()
+    (Path(purelib) / "libraries.pth").write_text(sysconfig.get_path("purelib") + "\n")
+    return python
 
-    environment = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+def tls_files(folder, roles=("scheduler", "worker", "client")):
+    """A certificate authority of its own in `folder` and, signed by it, a certificate and key for
+    each role: {"ca": path, role: (certificate, key)}. Made with the openssl command."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+
+    def openssl(*args):
+        subprocess.run(["openssl", *map(str, args)], check=True, capture_output=True, timeout=60)
+
+    files = {"ca": folder / "ca.pem"}
+    openssl("req", "-x509", *key, "-keyout", folder / "ca.key", "-out", files["ca"], "-days", "2",
+            "-subj", "/CN=test cluster CA", "-addext", "basicConstraints=critical,CA:TRUE")
+    for role in roles:
+        files[role] = folder / f"{role}.pem", folder / f"{role}.key"
+        openssl("req", *key, "-keyout", files[role][1], "-out", folder / f"{role}.csr", "-subj", f"/CN={role}")
+        openssl("x509", "-req", "-in", folder / f"{role}.csr", "-CA", files["ca"], "-CAkey", folder / "ca.key",
+                "-CAcreateserial", "-out", files[role][0], "-days", "2")
+    return files
+
+
+def tls_flags(files, role):
+    """`dask scheduler`'s and `dask worker`'s options (and `grade`'s, for the client) for TLS."""
+    certificate, key = files[role]
+    return ["--tls-ca-file", str(files["ca"]), "--tls-cert", str(certificate), "--tls-key", str(key)]
+
+
+@contextmanager
+def dask_cluster(folder, workers=2, python=sys.executable, course=ROOT, tls=None):
+    """A cluster deployed as Dask deploys one, every process of its own on random ports of
+    127.0.0.1: a scheduler run from an empty folder by `stock_python`, which has dask and
+    distributed but not the grader, and `workers` single-threaded workers run by `python` (one that
+    imports the grader as installed) in the course folder `course`, none with PYTHONPATH. With
+    `tls` (tls_files), every connection is TLS with those certificates, and nothing else is taken.
+    Yields .address, .workers (their Popen objects, one process group each), .security (what a
+    client needs, or None), .scheduler_python and .scheduler_folder."""
+    from distributed import Client, Security
+
+    encryption = {"DASK_DISTRIBUTED__COMM__REQUIRE_ENCRYPTION": "True"} if tls else {}
     started = []
 
-    def start(module, *args, log):
-        process = subprocess.Popen([sys.executable, "-m", module, *args], cwd=ROOT, env=environment,
+    def start(program, module, *args, cwd, log):
+        process = subprocess.Popen([str(program), "-m", module, *args], cwd=cwd, env=clean_environment(**encryption),
                                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                    start_new_session=True)
         started.append(process)
         return process
 
-    folder.mkdir(parents=True, exist_ok=True)
-    scheduler_file = folder / "scheduler.json"
-    with open(folder / "cluster.log", "w") as log:
+    scheduler_folder = Path(folder) / "scheduler"
+    scheduler_folder.mkdir(parents=True, exist_ok=True)
+    scheduler_python = stock_python(folder)
+    scheduler_file = Path(folder) / "scheduler.json"
+    # Each process's web pages too: they need no login, so only this machine may see them.
+    local = ["--host", "127.0.0.1", "--no-dashboard", "--dashboard-address", "127.0.0.1:0"]
+    security = Security(tls_ca_file=str(tls["ca"]), tls_client_cert=str(tls["client"][0]),
+                        tls_client_key=str(tls["client"][1]), require_encryption=True) if tls else None
+    with open(Path(folder) / "cluster.log", "w") as log:
         try:
-            scheduler = start("distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0",
-                              "--no-dashboard", "--scheduler-file", str(scheduler_file), log=log)
+            scheduler = start(scheduler_python, "distributed.cli.dask_scheduler", *local, "--port", "0",
+                              "--scheduler-file", str(scheduler_file),
+                              *(["--protocol", "tls", *tls_flags(tls, "scheduler")] if tls else []),
+                              cwd=scheduler_folder, log=log)
             wait_for(lambda: scheduler_address(scheduler_file), "the Dask scheduler's start", scheduler)
             address = scheduler_address(scheduler_file)
-            processes = [start("distributed.cli.dask_worker", address, "--name", f"worker-{number}",
-                               "--nthreads", "1", "--host", "127.0.0.1", "--no-dashboard", "--memory-limit", "0",
-                               "--local-directory", str(folder / f"worker-{number}"), log=log)
+            processes = [start(python, "distributed.cli.dask_worker", address, *local, "--name", f"worker-{number}",
+                               "--nthreads", "1", "--memory-limit", "0",
+                               "--local-directory", str(Path(folder) / f"worker-{number}"),
+                               *(tls_flags(tls, "worker") if tls else []), cwd=course, log=log)
                          for number in range(workers)]
-            with Client(address, set_as_default=False) as client:
+            with Client(address, security=security, set_as_default=False) as client:
                 client.wait_for_workers(workers, timeout=HANG_SECONDS)
-            yield SimpleNamespace(address=address, workers=processes)
+            yield SimpleNamespace(address=address, workers=processes, security=security,
+                                  scheduler_python=scheduler_python, scheduler_folder=scheduler_folder)
         finally:
             for process in reversed(started):
                 stop(process)

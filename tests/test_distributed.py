@@ -1,18 +1,28 @@
-"""Grading on a Dask cluster (`--scheduler`): a real scheduler and two workers, each a process of
-its own on 127.0.0.1, give the class the record that `--jobs 2` gives it, even when a worker dies
-mid-batch."""
+"""Grading on a Dask cluster (`--scheduler`) deployed as Dask deploys one: a stock scheduler that
+has dask and distributed but not the grader, and two workers that have the grader installed as pip
+installs it and the course folder as their current folder, each a process of its own on
+127.0.0.1. It gives the class the record that `--jobs 2` gives it, even when a worker dies
+mid-batch, and through TLS; a client that dies or is stopped leaves nothing running; one that
+cannot reach its scheduler says so within seconds."""
 import csv
 import os
 import signal
 import subprocess
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from tests.classroom import check_record, grade_class
 from tests.helpers import LABS, ROOT, comparable, grade_command, lab_notebook, read, records_in
+from tests.installed import clean_environment, course_copy, installed_environment
 from tests.report_pages import page_tables
 from tests.submissions import save, with_cell_after
-from tests.services import HANG_SECONDS, dask_cluster, json_count, unused_port, wait_for
+from tests.services import dask_cluster, json_count, tls_files, tls_flags, unused_port, wait_for
+
+FREE_SECONDS = 180  # a stopped grading frees its worker long before the hanging cell's 600 s would
+REFUSED_SECONDS = 20  # the client gives up on a scheduler after 5 s; Dask's own wait was 30 s
 
 
 def same_results(out, reference):
@@ -27,19 +37,38 @@ def same_results(out, reference):
 
 
 @pytest.fixture
-def cluster(tmp_path):
-    with dask_cluster(tmp_path / "cluster", workers=2) as running:
+def node(tmp_path):
+    """A grading node's Python, with the grader's wheel installed, and its course folder: made for
+    each test, since the client grades with the checkout as it is then, and a node must match it."""
+    return installed_environment(tmp_path / "node") / "python", course_copy(tmp_path / "node" / "course")
+
+
+@pytest.fixture
+def cluster(node, tmp_path):
+    python, course = node
+    with dask_cluster(tmp_path / "cluster", workers=2, python=python, course=course) as running:
         yield running
 
 
+def imports(python, module, cwd):
+    return subprocess.run([str(python), "-c", f"import {module}"], cwd=cwd, capture_output=True, text=True,
+                          timeout=120, env=clean_environment())
+
+
 @pytest.mark.slow
-def test_a_class_graded_on_the_cluster_equals_jobs_2(cluster, a_class, uninterrupted, tmp_path):
+def test_a_stock_scheduler_and_installed_workers_grade_the_class_as_jobs_2(cluster, a_class, uninterrupted,
+                                                                             tmp_path):
+    for module in ("autograder", "course"):
+        refused = imports(cluster.scheduler_python, module, cluster.scheduler_folder)
+        assert refused.returncode != 0 and f"No module named '{module}'" in refused.stderr
+    assert imports(cluster.scheduler_python, "distributed", cluster.scheduler_folder).returncode == 0
     out = tmp_path / "out"
     run = subprocess.run(grade_class(a_class, "--out", out, "--scheduler", cluster.address), cwd=ROOT,
                          capture_output=True, text=True, timeout=1800)
     assert run.returncode == 0, run.stdout + run.stderr
     same_results(out, uninterrupted)
     check_record(out, f"sqlite:///{out / 'gradebook.db'}", tmp_path)
+    assert "deserialization" not in (tmp_path / "cluster" / "cluster.log").read_text()
 
 
 @pytest.mark.slow
@@ -48,7 +77,8 @@ def test_a_worker_killed_mid_batch_leaves_exactly_one_result_each(cluster, a_cla
     client = subprocess.Popen(grade_class(a_class, "--out", out, "--scheduler", cluster.address), cwd=ROOT,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        wait_for(lambda: json_count(out) >= 4, "the fourth result", client)
+        wait_for(lambda: json_count(out) >= 4 or client.poll() is not None, "the fourth result")
+        assert client.poll() is None, "".join(client.communicate())
         os.killpg(cluster.workers[0].pid, signal.SIGKILL)  # the worker and its nanny, mid-task
         cluster.workers[0].wait()
         output, errors = client.communicate(timeout=1800)
@@ -62,41 +92,98 @@ def test_a_worker_killed_mid_batch_leaves_exactly_one_result_each(cluster, a_cla
 
 
 @pytest.mark.slow
-def test_a_killed_client_leaves_no_grading_running_on_the_cluster(cluster, solved_dir, tmp_path):
-    """A client killed outright cannot cancel its tasks; the scheduler lets them go, and each task
-    then stops its grading by itself, long before the hanging cell's ten-minute limit would."""
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM], ids=["killed", "terminated"])
+def test_a_client_that_dies_or_is_stopped_leaves_no_grading_running_on_the_cluster(how, cluster, solved_dir,
+                                                                                   tmp_path):
+    """Killed, the client cancels nothing, but the scheduler lets its tasks go as its connection
+    closes, and each task then stops its grading by itself; stopped (SIGTERM, as Ctrl-C), it
+    cancels them. Either way both workers are free long before the hanging cell's limit."""
     from distributed import Client
 
     lab = LABS[0]
     hanging = save(with_cell_after(read(lab_notebook(solved_dir, lab)), f"{next(iter(lab.activities))}-answer",
                                    "while True:\n    pass\n"), tmp_path, "hanging")
     client = subprocess.Popen(grade_command(hanging, "--out", tmp_path / "out", "--scheduler", cluster.address,
-                                            "--cell-timeout", "600"), cwd=ROOT, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
+                                            "--cell-timeout", "600"),
+                              cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     log = tmp_path / "cluster" / "cluster.log"
     try:
         with Client(cluster.address, set_as_default=False) as watcher:
             wait_for(lambda: any(watcher.processing().values()), "the grading task's start", client)
-            client.kill()
+            client.send_signal(how)
             client.wait()
             wait_for(lambda: "is no longer wanted; its grading stopped" in log.read_text(),
                      "the task to stop its grading")
             # Each worker has one thread: it runs a new task only once the grading has ended.
             for address in watcher.scheduler_info()["workers"]:
-                assert watcher.submit(len, "free", workers=[address], pure=False).result(timeout=HANG_SECONDS) == 4
+                assert watcher.submit(len, "free", workers=[address], pure=False).result(timeout=FREE_SECONDS) == 4
     finally:
         if client.poll() is None:
             client.kill()
             client.wait()
+    if how == signal.SIGTERM:  # what Ctrl-C gives: the tasks cancelled, the tables written
+        assert client.returncode == 130
+        assert "requests to cancel" in log.read_text()
 
 
-def test_an_unreachable_scheduler_is_a_clear_error_and_writes_nothing(tmp_path):
-    address = f"tcp://127.0.0.1:{unused_port()}"
+@pytest.mark.slow
+def test_a_tls_cluster_grades_and_refuses_a_client_without_its_certificates(node, a_class, uninterrupted,
+                                                                             tmp_path):
+    python, course = node
+    files = tls_files(tmp_path / "tls")
+    stranger = tls_files(tmp_path / "stranger", roles=("client",))  # a CA of its own, which signs the client
+    with dask_cluster(tmp_path / "cluster", workers=2, python=python, course=course, tls=files) as cluster:
+        assert cluster.address.startswith("tls://127.0.0.1:")
+        plain = cluster.address.replace("tls://", "tcp://")
+        for address, flags, said in ((cluster.address, [], "takes TLS clients only"),
+                                     (cluster.address, tls_flags(stranger, "client"), "cannot reach"),
+                                     (plain, [], "cannot reach")):
+            refused = subprocess.run(grade_class(a_class, "--out", tmp_path / "refused", "--scheduler", address,
+                                                 *flags), cwd=ROOT, capture_output=True, text=True, timeout=300)
+            assert refused.returncode != 0
+            assert said in refused.stderr and address in refused.stderr, refused.stderr
+            assert "Traceback" not in refused.stderr and "Exception ignored" not in refused.stderr, refused.stderr
+        assert not any((tmp_path / "refused").iterdir())
+        out = tmp_path / "out"
+        run = subprocess.run(grade_class(a_class, "--out", out, "--scheduler", cluster.address,
+                                         *tls_flags(files, "client"), given=[a_class / "s03"]),
+                             cwd=ROOT, capture_output=True, text=True, timeout=1800)
+    assert run.returncode == 0, run.stdout + run.stderr
+    graded, expected = records_in(out), records_in(uninterrupted)
+    assert sorted(graded) == [(student, lab) for student, lab in sorted(expected) if student == "s03"]
+    for key in graded:
+        assert comparable(graded[key]) == comparable(expected[key]), key
+
+
+class NotDask(BaseHTTPRequestHandler):
+    """What answers on a scheduler's web port (8787) when the grader is given it by mistake."""
+
+    def do_GET(self):
+        self.send_error(404)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.mark.parametrize("listening", [False, True], ids=["nothing-listens", "no-dask-scheduler"])
+def test_an_unreachable_scheduler_is_a_clear_error_within_seconds_and_writes_nothing(listening, tmp_path):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), NotDask) if listening else None
+    if server is not None:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+    address = f"tcp://127.0.0.1:{server.server_address[1] if server else unused_port()}"
     notebook = tmp_path / "some.ipynb"
     notebook.write_text("{}")
-    environment = {**os.environ, "DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "2s"}
-    run = subprocess.run(grade_command(notebook, "--out", tmp_path / "out", "--scheduler", address), cwd=ROOT,
-                         capture_output=True, text=True, timeout=300, env=environment)
+    try:
+        started = time.monotonic()
+        run = subprocess.run(grade_command(notebook, "--out", tmp_path / "out", "--scheduler", address), cwd=ROOT,
+                             capture_output=True, text=True, timeout=300)
+        seconds = time.monotonic() - started
+    finally:
+        if server is not None:
+            server.shutdown()
+            server.server_close()
     assert run.returncode != 0
     assert f"cannot reach the Dask scheduler at {address}" in run.stderr
+    assert "Traceback" not in run.stderr and "Exception ignored" not in run.stderr, run.stderr
+    assert seconds < REFUSED_SECONDS, f"{seconds:.1f} s to give up"
     assert not list((tmp_path / "out").iterdir())

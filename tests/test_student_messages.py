@@ -1,13 +1,16 @@
 """What a student reads: cells named as the student can find them, a failure caused by an earlier
 cell's error pointing at that cell, a feedback page with the activities' titles and their states,
 advice for a file that could not be graded, and kernels that start without warnings."""
+import re
 import subprocess
 import sys
 
 import pytest
+from nbclient.exceptions import CellExecutionError
 
 from autograder.grade import Outcome, point_at_failed_cells
 from autograder.submission import Step
+from course.execute import execute
 from tests.adversarial.common import answer
 from tests.helpers import LABS, ROOT, grade_command, lab_notebook, read, results_in
 from tests.submissions import save
@@ -91,3 +94,19 @@ def test_a_file_that_is_not_a_notebook_gets_advice_and_no_empty_table(graded):
     text = page.read_text()
     assert "Your submission could not be graded" in text and "<table" not in text
     assert f"{LAB.name}.ipynb" in text and "not a Jupyter notebook" in text
+
+
+@pytest.mark.slow
+def test_a_visible_check_names_the_shapes_an_answer_cannot_take(release_dir, solved_dir):
+    """pt03_autodiff's matmul_vjp written for matrices only: NumPy's own error names no shape, the
+    check says which shapes the function was given."""
+    lab = next(lab for lab in LABS if lab.name == "pt03_autodiff")
+    notebook = read(lab_notebook(solved_dir, lab))
+    answer_cell = next(c for c in notebook.cells if c.get("id") == "1a-answer")
+    answer_cell.source = re.sub(r"def matmul_vjp\(a, b, v\):.*?(?=\ndef |\Z)",
+                                "def matmul_vjp(a, b, v):\n    return v @ b.T, a.T @ v\n", answer_cell.source, flags=re.S)
+    check = next(i for i, c in enumerate(notebook.cells) if c.get("id") == "1a-check")
+    notebook.cells = notebook.cells[:check + 1]
+    with pytest.raises(CellExecutionError) as failure:
+        execute(notebook, lab_notebook(solved_dir, lab).parent)
+    assert "matmul_vjp given shapes (4,), (4,), () raised ValueError" in str(failure.value)

@@ -148,14 +148,21 @@ def test_two_files_of_one_record_are_graded_once_and_the_other_is_said(tmp_path)
     for name in ("a-copy.ipynb", f"{LAB.name}.ipynb"):
         (folder / name).write_bytes(BLANK.read_bytes())
     (folder / "timestamp.txt").write_text("2026-12-01 10:00:00.000000 UTC")
+    # What nbgrader's collect brings with the notebook (its secret, the release's settings and data) is expected.
+    (folder / "submission_secret.txt").write_text("0123456789abcdef")
+    (folder / "nbgrader_config.py").write_text("c = get_config()\n")
+    (folder / "data").mkdir()
+    (folder / "data" / "penguins.csv").write_text("species\n")
     (folder / "notes.py").write_text("print(1)\n")
     (tmp_path / "submitted" / "alice" / "empty_lab").mkdir()
+    (tmp_path / "submitted" / "alice" / "empty_lab" / "nbgrader_config.py").write_text("c = get_config()\n")
     found = roster([tmp_path / "submitted"])
     assert [(s.key, s.path.name, s.expected) for s in found.submissions] == [
         (("alice", LAB.name), f"{LAB.name}.ipynb", LAB.name)]
     assert sorted((path.name, why.split(",")[0]) for path, why in found.skipped) == [
         ("a-copy.ipynb", f"another file for alice/{LAB.name}"),
-        ("empty_lab", "an assignment folder with no notebook in it"), ("notes.py", "not a notebook (.ipynb)")]
+        ("empty_lab", "an assignment folder with no notebook in it"), ("nbgrader_config.py", "not a notebook (.ipynb)"),
+        ("notes.py", "not a notebook (.ipynb)")]
 
 
 def test_the_student_is_found_from_inside_the_submitted_folder(tmp_path, monkeypatch):

@@ -1,10 +1,12 @@
 """Write a lab's Gradescope autograder bundle: a zip holding setup.sh and run_autograder at its
-root, the pinned requirements, the grader (autograder/, course/), the lab's grading knowledge,
-its instructor notebook (the grader runs the lab's given code from it), its data, its release
-(the gradebook reads the student notebook), and the course secret, as .autograder-secret at the
-root, so that Gradescope draws each submission's hidden inputs as the course's own grading does
-(autograder/secret.py). Nothing of the other labs goes in. The same files and secret always give
-the same bytes: fixed dates, a fixed order."""
+root; the grader as the package setup.sh installs (pyproject.toml and the grader's sources, taken
+from where this grader runs, with this lab's grading knowledge and no other lab's); and the lab's
+part of the course folder: its instructor notebook (the grader runs the lab's given code from it),
+its data, its release (so that the bundle is a course folder that `autograder grade` takes as it
+is, its gradebook included), and the course secret, as .autograder-secret at the root, so that
+Gradescope draws each submission's hidden inputs as the course's own grading does
+(autograder/secret.py). The same files and secret always give the same bytes: fixed dates, a
+fixed order."""
 import io
 import zipfile
 from pathlib import Path
@@ -12,6 +14,7 @@ from pathlib import Path
 from autograder.labs import LabNotGradable, course_labs, grading_for
 from autograder.results_store import atomic_write
 from autograder.secret import SECRET_FILE, course_secret
+from course.folder import PACKAGES
 from course.labs import ROOT
 
 HERE = Path(__file__).resolve().parent
@@ -19,19 +22,24 @@ SCRIPTS = ("setup.sh", "run_autograder")  # at the zip's root, where Gradescope 
 EARLIEST_ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 
 
+def grader_files(lab):
+    """The files of the package setup.sh installs, as pyproject.toml builds it from a checkout, with
+    `lab`'s grading knowledge alone."""
+    return [PACKAGES / "pyproject.toml", PACKAGES / "build_student.py",
+            *(path for pattern in ("*.py", "gradescope/*.py", "unavailable/*.py", "templates/*.html",
+                                   "labs/__init__.py", f"labs/{lab.name}/*.py", f"labs/{lab.name}/*.json")
+              for path in (PACKAGES / "autograder").glob(pattern)),
+            *(HERE / name for name in SCRIPTS), *PACKAGES.glob("course/*.py")]
+
+
 def bundle_files(lab):
     """{name in the zip: file on disk} for `lab`'s bundle."""
-    grader = [*ROOT.glob("autograder/*.py"), *ROOT.glob("autograder/gradescope/*.py"),
-              *ROOT.glob("autograder/unavailable/*.py"),
-              ROOT / "autograder/labs/__init__.py", *ROOT.glob(f"autograder/labs/{lab.name}/*.py"),
-              *ROOT.glob(f"autograder/labs/{lab.name}/*.json"),
-              *ROOT.glob("course/*.py")]
     release = ROOT / "release" / lab.name
-    notebook = [lab.path, release / f"{lab.name}.ipynb", *(ROOT / "data" / name for name in lab.data_files),
-                *(release / "data" / name for name in lab.data_files)]
+    course = [lab.path, release / f"{lab.name}.ipynb", *(ROOT / "data" / name for name in lab.data_files),
+              *(release / "data" / name for name in lab.data_files)]
     files = {name: HERE / name for name in SCRIPTS}
-    files["requirements.txt"] = ROOT / "requirements.txt"
-    files.update({path.relative_to(ROOT).as_posix(): path for path in grader + notebook})
+    files.update({path.relative_to(PACKAGES).as_posix(): path for path in grader_files(lab)})
+    files.update({path.relative_to(ROOT).as_posix(): path for path in course})
     return dict(sorted(files.items()))
 
 
@@ -44,7 +52,7 @@ def bundle_bytes(lab, secret=None):
         for name, data in sorted(contents.items()):
             entry = zipfile.ZipInfo(name, EARLIEST_ZIP_DATE)
             entry.compress_type = zipfile.ZIP_DEFLATED
-            mode = 0o755 if name in SCRIPTS else 0o600 if name == SECRET_FILE.name else 0o644
+            mode = 0o755 if Path(name).name in SCRIPTS else 0o600 if name == SECRET_FILE.name else 0o644
             entry.external_attr = (0o100000 | mode) << 16  # Unix mode bits
             bundle.writestr(entry, data)
     return buffer.getvalue()
@@ -65,7 +73,8 @@ def write_bundle(lab_name, out, secret_file=None):
     missing = [str(path) for path in bundle_files(lab).values() if not path.is_file()]
     if missing:
         raise SystemExit(f"autograder: cannot bundle {lab_name}, missing: {', '.join(missing)} "
-                         "(`make release` writes release/)")
+                         "(`make release` writes release/; pyproject.toml is in a checkout of the grader, "
+                         "not in an installed one)")
     data = bundle_bytes(lab, course_secret(secret_file))
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     atomic_write(out, data)

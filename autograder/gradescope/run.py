@@ -1,7 +1,13 @@
 """What run_autograder runs on Gradescope for one submission: pick the notebook the student
 uploaded, grade it with `python -m autograder grade` (the course's grader and sandbox, exactly as
-for a class), and write Gradescope's results.json from our result, which already follows its
-schema. Usage: python -m autograder.gradescope.run BASE (BASE is /autograder on Gradescope)."""
+for a class, less the gradebook that one submission has no use for), and write Gradescope's
+results.json from our result, which already follows its schema. Usage: python -m
+autograder.gradescope.run BASE (BASE is /autograder on Gradescope).
+
+Gradescope runs this as root, in a container where bubblewrap may not be able to make its
+sandbox. The grader then runs the submission as the user nobody, and this run first closes to
+every user but root what a submission must not read: the bundle (reference solutions, the course
+secret), the installed grader (each lab's hidden checks) and the results."""
 import json
 import subprocess
 import sys
@@ -10,9 +16,18 @@ from pathlib import Path
 
 from autograder.labs import course_labs
 from autograder.results_store import atomic_write
+from autograder.sandbox import GRADER_PACKAGES, choose_sandbox, hidden_paths
 from course.labs import ROOT
 
-GRADESCOPE_KEYS = ("score", "execution_time", "output", "visibility", "tests")
+GRADESCOPE_KEYS = ("score", "execution_time", "output", "visibility")
+
+
+def keep_private(base):
+    """Make the bundle, the results and the grader's packages as this environment installed them
+    (a checkout's are left alone) readable by root alone."""
+    installed = [Path(path) for path in hidden_paths(GRADER_PACKAGES) if Path(path).is_relative_to(sys.prefix)]
+    for path in (base / "source", base / "results", *installed):
+        path.chmod(0o700 if path.is_dir() else 0o600)
 
 
 def submitted_notebook(folder, lab_name):
@@ -25,12 +40,19 @@ def submitted_notebook(folder, lab_name):
     return found[0] if len(found) == 1 else None
 
 
-def results_json(result):
-    """Our result as results.json: the same score, tests and feedback. What Gradescope has no field
-    for (the status, required and bonus points) moves to extra_data, and the grader's log is for
-    the course staff: Gradescope shows it to them alone (stdout_visibility)."""
-    extra = {**result["extra_data"], "status": result["status"], "max_score": result["max_score"]}
-    return {**{key: result[key] for key in GRADESCOPE_KEYS}, "stdout_visibility": "hidden", "extra_data": extra}
+def results_json(result, lab, protection):
+    """Our result as results.json: the same score, tests and feedback, each test named as `lab`'s
+    heading announces its activity, "1a · VJPs of ..." (the id stays in the test's extra_data).
+    What Gradescope has no field for (the status, required and bonus points, the protection the
+    submission ran under) goes to extra_data, and the grader's log is for the course staff:
+    Gradescope shows it to them alone (stdout_visibility)."""
+    named = {activity.id: activity.name for activity in lab.activities.values()}
+    tests = [{**test, "name": named.get(test["name"], test["name"]),
+              "extra_data": {**test.get("extra_data", {}), "activity": test["name"]}} for test in result["tests"]]
+    extra = {**result["extra_data"], "status": result["status"], "max_score": result["max_score"],
+             "protection": str(protection)}
+    return {**{key: result[key] for key in GRADESCOPE_KEYS}, "tests": tests, "stdout_visibility": "hidden",
+            "extra_data": extra}
 
 
 def no_result(message, status):
@@ -45,19 +67,24 @@ def grade_submission(base):
         uploaded = sorted(p.name for p in (base / "submission").rglob("*") if p.is_file())
         return no_result(f"Nothing to grade: upload your notebook, {lab_name}.ipynb (uploaded: "
                          f"{', '.join(uploaded) or 'nothing'}).", "no_notebook")
+    # Chosen here and passed on, so that the line in the staff's log is what the grading had.
+    protection = choose_sandbox("auto")
+    print(f"autograder: the submission runs with protection: {protection}", flush=True)
     with tempfile.TemporaryDirectory(prefix="gradescope-") as out:
-        subprocess.run([sys.executable, "-m", "autograder", "grade", str(notebook), "--out", out, "--jobs", "1"],
-                       cwd=ROOT, stdin=subprocess.DEVNULL, check=False)
+        subprocess.run([sys.executable, "-I", "-m", "autograder", "grade", str(notebook), "--out", out, "--jobs", "1",
+                        "--no-gradebook", "--sandbox", protection.value], cwd=ROOT, stdin=subprocess.DEVNULL,
+                       check=False)
         found = sorted(Path(out).glob("*/*.json"))  # <student>/<lab>.json
         if not found:
             return no_result("The grader failed before it could grade this notebook; the course staff can see why "
                              "in the autograder's log.", "grader_error")
-        return results_json(json.loads(found[0].read_text(encoding="utf-8")))
+        return results_json(json.loads(found[0].read_text(encoding="utf-8")), course_labs()[lab_name], protection)
 
 
 def main(argv):
     base = Path(argv[1] if len(argv) > 1 else "/autograder")
     (base / "results").mkdir(parents=True, exist_ok=True)
+    keep_private(base)
     atomic_write(base / "results" / "results.json", json.dumps(grade_submission(base), indent=2, sort_keys=True) + "\n")
     return 0
 

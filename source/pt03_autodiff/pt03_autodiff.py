@@ -109,6 +109,17 @@ def expect_error(kind, call, quantity):
     raise AssertionError(f"{quantity}: expected {kind.__name__} to be raised")
 
 
+def called(function, *args):
+    """function(*args); an error inside it becomes an AssertionError that names the function and
+    the shapes it was given, which NumPy's own message leaves out."""
+    try:
+        return function(*args)
+    except Exception as failure:
+        shapes = ", ".join(str(np.shape(arg)) if not isinstance(arg, tuple) else f"target {arg}" for arg in args)
+        raise AssertionError(f"{function.__name__} given shapes {shapes} raised {type(failure).__name__}: "
+                             f"{failure}") from failure
+
+
 # %% [markdown]
 # ## 2 · From the chain rule to VJPs
 #
@@ -441,7 +452,7 @@ def matmul_vjp(a, b, v):
 def compare_rule(rule, forward, a, b, case, rng):
     """Check rule(a, b, v) against PyTorch and against the VJP identity with random v, u."""
     v = rng.normal(size=np.shape(forward(a, b)))
-    a_bar, b_bar = rule(a, b, v)
+    a_bar, b_bar = called(rule, a, b, v)
     ta, tb = (torch.tensor(x, requires_grad=True) for x in (a, b))
     torch.sum(forward(ta, tb) * torch.tensor(v)).backward()
     close(a_bar, ta.grad.numpy(), f"{case}: a_bar (first returned value)")
@@ -549,7 +560,7 @@ def check_sum_to_shape_against_torch():
     for before, after in [((2, 3, 4), (1, 3, 1)), ((2, 3, 4), (2, 1, 4)), ((2, 3, 4), (3, 1)),
                           ((2, 3, 4), (4,)), ((4, 5), (1, 1)), ((5,), (1,)), ((1, 3), (3,))]:
         v = rng.normal(size=before)
-        close(sum_to_shape(v, after), broadcasting_adjoint(v, after), f"sum_to_shape {before} -> {after}")
+        close(called(sum_to_shape, v, after), broadcasting_adjoint(v, after), f"sum_to_shape {before} -> {after}")
 
 
 def check_broadcast_operators():

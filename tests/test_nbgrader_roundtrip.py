@@ -1,0 +1,136 @@
+"""nbgrader's own tools on the course, in nbgrader course folders of their own set up as the
+checkout is (its nbgrader_config.py, results in graded/): `generate_assignment` gives each student
+notebook back byte for byte, the exchange round trip ends with each student reading our scores in
+their feedback, and `nbgrader export` lists no lab nobody handed in."""
+import os
+import shutil
+import subprocess
+
+import nbformat
+import pytest
+from traitlets.config.loader import PyFileConfigLoader
+
+from tests.helpers import (LABS, ROOT, all_points, grade_command, lab_notebook, nbgrader, nbgrader_export,
+                           required_points)
+
+COURSE_ID = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT / "autograder")).load_config().CourseDirectory[
+    "course_id"]
+
+
+@pytest.fixture(autouse=True)
+def alembic_on_path(monkeypatch):
+    """nbgrader runs the `alembic` command found on PATH whenever it opens a gradebook."""
+    monkeypatch.setenv("PATH", f"{ROOT / '.venv' / 'bin'}:{os.environ['PATH']}")
+
+
+def course_folder(folder, exchange=None):
+    """An nbgrader course folder at `folder` whose nbgrader_config.py is the checkout's, loading
+    the course's settings from the checkout, with `exchange` as the exchange's root."""
+    folder.mkdir(parents=True)
+    config = (ROOT / "nbgrader_config.py").read_text().replace('"autograder/nbgrader_config.py"',
+                                                               repr(str(ROOT / "autograder" / "nbgrader_config.py")))
+    assert str(ROOT) in config, "the checkout's nbgrader_config.py no longer loads autograder/nbgrader_config.py"
+    if exchange is not None:
+        config += f"c.Exchange.root = {str(exchange)!r}\n"
+    (folder / "nbgrader_config.py").write_text(config)
+    return folder
+
+
+def files(folder):
+    return {path.relative_to(folder): path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()}
+
+
+def as_student(home, exchange):
+    """A student's options: the course and the exchange, and an exchange cache of their own, where
+    submit keeps the secret that fetch_feedback finds their feedback by."""
+    return [f"--course={COURSE_ID}", f"--Exchange.root={exchange}", f"--Exchange.cache={home / 'cache'}"]
+
+
+def succeeds(run):
+    assert run.returncode == 0, run.stdout + run.stderr
+    return run
+
+
+def test_generate_assignment_gives_the_release_back_byte_for_byte(lab, tmp_path):
+    course = course_folder(tmp_path / "course")
+    shutil.copytree(ROOT / "release" / lab.name, course / "source" / lab.name)
+    succeeds(nbgrader("generate_assignment", lab.name, cwd=course))
+    assert files(course / "release" / lab.name) == files(ROOT / "release" / lab.name)
+
+
+def test_generate_assignment_refuses_an_instructor_notebook_and_releases_nothing(tmp_path):
+    lab = LABS[0]
+    course = course_folder(tmp_path / "course")
+    (course / "source" / lab.name).mkdir(parents=True)
+    shutil.copyfile(lab.path.with_suffix(".ipynb"), course / "source" / lab.name / f"{lab.name}.ipynb")
+    run = nbgrader("generate_assignment", lab.name, cwd=course)
+    assert run.returncode != 0 and "is an instructor notebook of this course" in run.stdout + run.stderr
+    assert not (course / "release" / lab.name).exists()
+
+
+def test_generate_assignment_still_clears_the_solutions_of_other_nbgrader_notebooks(tmp_path):
+    course = course_folder(tmp_path / "course")
+    cell = nbformat.v4.new_code_cell("def f():\n    ### BEGIN SOLUTION\n    return 42\n    ### END SOLUTION",
+                                     metadata={"nbgrader": {"solution": True, "grade": False, "locked": False,
+                                                            "grade_id": "f", "schema_version": 3}})
+    (course / "source" / "other").mkdir(parents=True)
+    nbformat.write(nbformat.v4.new_notebook(cells=[cell]), course / "source" / "other" / "other.ipynb")
+    succeeds(nbgrader("generate_assignment", "other", cwd=course))
+    released = (course / "release" / "other" / "other.ipynb").read_text()
+    assert "return 42" not in released and "raise NotImplementedError()" in released
+
+
+@pytest.mark.slow
+def test_nbgrader_round_trip_ends_with_our_scores_in_each_students_feedback(solved_dir, tmp_path):
+    """The first lab through nbgrader's exchange: alice hands in a solved notebook, bob the one he
+    fetched. Both are the same OS user, told apart as nbgrader's own tests do: `--student` on
+    submit and fetch_feedback, and a home folder (assignments, exchange cache) each."""
+    lab = LABS[0]
+    exchange = tmp_path / "exchange"
+    exchange.mkdir()
+    course = course_folder(tmp_path / "course", exchange)
+    shutil.copytree(ROOT / "release" / lab.name, course / "source" / lab.name)
+    succeeds(nbgrader("generate_assignment", lab.name, cwd=course))
+    succeeds(nbgrader("release_assignment", lab.name, cwd=course))
+    points = {"alice": all_points(lab), "bob": 0}
+    for student in points:
+        home = tmp_path / student
+        home.mkdir()
+        succeeds(nbgrader("fetch_assignment", lab.name, *as_student(home, exchange), cwd=home))
+        if points[student]:
+            shutil.copyfile(lab_notebook(solved_dir, lab), lab_notebook(home, lab))
+        succeeds(nbgrader("submit", lab.name, f"--student={student}", *as_student(home, exchange), cwd=home))
+    # Both submissions are owned by this one OS user, which collect would call a cheating attempt.
+    succeeds(nbgrader("collect", lab.name, "--CollectApp.check_owner=False", cwd=course))
+    succeeds(subprocess.run(grade_command(course / "submitted", "--out", course / "graded"), cwd=ROOT,
+                            capture_output=True, text=True, timeout=1800))
+    succeeds(nbgrader("generate_feedback", lab.name, cwd=course))
+    succeeds(nbgrader("release_feedback", lab.name, cwd=course))
+    for student, earned in points.items():
+        home = tmp_path / student
+        succeeds(nbgrader("fetch_feedback", lab.name, f"--student={student}", *as_student(home, exchange), cwd=home))
+        [page] = (home / lab.name / "feedback").glob(f"*/{lab.name}.html")
+        page = page.read_text()
+        assert f"Score: {earned:.1f} / {required_points(lab):.1f}" in page, student
+        assert earned or "not attempted: your answer cell is still the stub" in page, "the grader's message"
+    exported = nbgrader_export(course / "graded", f"sqlite:///{course / 'graded' / 'gradebook.db'}", tmp_path)
+    assert [(row["student_id"], row["assignment"], float(row["score"])) for row in exported] == [
+        (student, lab.name, float(earned)) for student, earned in points.items()]
+
+
+@pytest.mark.slow
+def test_nbgrader_export_lists_only_labs_someone_handed_in(release_dir, tmp_path):
+    """s1 hands in the first lab, s2 the second, and s3 a notebook of the first lab in the third
+    lab's folder, which has nothing to grade: nbgrader lists s1 and s2 under each of the first two
+    labs (the one who did not hand a lab in missed it) and the third lab not at all."""
+    handed = {("s1", LABS[0]): LABS[0], ("s2", LABS[1]): LABS[1], ("s3", LABS[2]): LABS[0]}
+    for (student, folder), lab in handed.items():
+        target = tmp_path / "submitted" / student / folder.name
+        target.mkdir(parents=True)
+        shutil.copyfile(lab_notebook(release_dir, lab), target / f"{folder.name}.ipynb")
+    out = tmp_path / "graded"
+    succeeds(subprocess.run(grade_command(tmp_path / "submitted", "--out", out), cwd=ROOT, capture_output=True,
+                            text=True, timeout=1800))
+    exported = nbgrader_export(out, f"sqlite:///{out / 'gradebook.db'}", tmp_path)
+    assert [(row["assignment"], row["student_id"]) for row in exported] == [
+        (lab.name, student) for lab in LABS[:2] for student in ("s1", "s2")]
