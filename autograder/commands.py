@@ -1,5 +1,6 @@
 """The commands of `python -m autograder` (parsed in __main__.py): grading a class, and
 running a lab's mistake catalogue."""
+import importlib.util
 import sys
 import time
 from dataclasses import replace
@@ -91,9 +92,26 @@ def command_fingerprints(args, pool):
     return 0
 
 
-def command_grade(args, pool):
+def gradebook_wanted(args):
+    """Whether this run writes nbgrader's gradebook: unless --no-gradebook, and, without --db, only
+    where nbgrader is installed (a grading node's `grade` extra has none; the instructor's has)."""
+    try:
+        installed = importlib.util.find_spec("nbgrader") is not None
+    except (ImportError, ValueError):  # a package that is there but cannot be imported
+        installed = False
     if args.no_gradebook and args.db:
         raise SystemExit("autograder: --db names a gradebook, and --no-gradebook writes none")
+    if args.db and not installed:
+        raise SystemExit("autograder: --db needs nbgrader, which is not installed here: install the grader with "
+                         "its instructor extra (pip install \".[instructor]\"), or leave --db out")
+    if not args.no_gradebook and not installed:
+        print("autograder: nbgrader is not installed here, so no gradebook is written (the results, feedback and "
+              "tables are); install the instructor extra for one", file=sys.stderr)
+    return installed and not args.no_gradebook
+
+
+def command_grade(args, pool):
+    args.no_gradebook = not gradebook_wanted(args)
     secret = course_secret(args.secret_file)  # a missing or short secret file is said before anything is done
     course = read_course(args.course, course_labs())
     out = Path(args.out)

@@ -162,3 +162,24 @@ def test_submissions_cannot_read_the_installed_grader_or_the_course(installed, r
             attack: Attack = made[name]
             want = {activity: points[activity] if stolen or activity not in attack.zero else 0 for activity in points}
             assert scores(result) == want, (sandbox, name, json.dumps(result["tests"])[:2000])
+
+
+@pytest.mark.slow
+def test_a_grading_node_without_nbgrader_grades_and_writes_no_gradebook(solved_dir, tmp_path):
+    """The `grade` extra has no nbgrader: the command grades all the same, says that no gradebook
+    is written, and refuses --db in one line."""
+    without = "import sys\nsys.modules['nbgrader'] = sys.modules['sqlalchemy'] = None\n" \
+              "from autograder.__main__ import main\nsys.exit(main(sys.argv[1:]))\n"
+    notebook = lab_notebook(solved_dir, FIRST)
+    run = subprocess.run([sys.executable, "-c", without, "grade", str(notebook), "--out", str(tmp_path / "out")],
+                         cwd=ROOT, capture_output=True, text=True, timeout=1800)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "nbgrader is not installed here, so no gradebook is written" in run.stderr
+    (result,) = results_in(tmp_path / "out").values()
+    assert result["score"] == sum(a.points for a in FIRST.activities.values())
+    assert not (tmp_path / "out" / "gradebook.db").exists() and not (tmp_path / "out" / "autograded").exists()
+    refused = subprocess.run([sys.executable, "-c", without, "grade", str(notebook), "--out", str(tmp_path / "db"),
+                              "--db", f"sqlite:///{tmp_path / 'gradebook.db'}"], cwd=ROOT, capture_output=True,
+                             text=True, timeout=1800)
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr
+    assert refused.stderr.strip().splitlines()[-1].startswith("autograder: --db needs nbgrader")
