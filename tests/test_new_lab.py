@@ -160,7 +160,10 @@ def test_the_suite_passes_for_the_new_lab(copy, tmp_path):
     """The copy's own tests, restricted to the new lab by the lab name in their ids. Grading a
     class, the mistake catalogue and the adversarial corpus are left out here: the tests above
     grade this lab directly, and the suite runs those over every lab of the real course."""
-    selection = f"{NAME} and not test_grading and not test_mistakes and not test_adversarial"
+    # Also left out: the leak fixtures built from a reference formula with a square (the scaffold's
+    # lab has none) and the Gradescope runs, whose attacks need four activities (it has one).
+    selection = (f"{NAME} and not test_grading and not test_mistakes and not test_adversarial and not test_gradescope"
+                 " and not formula and not two_reference_lines")
     result = run([python(copy), "-m", "pytest", "-q", "-k", selection, "-p", "no:cacheprovider",
                   f"--basetemp={tmp_path / 'inner'}"], copy, 2400)
     assert result.returncode == 0, said(result)
