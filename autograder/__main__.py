@@ -148,9 +148,12 @@ def main(argv=None):
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")
     # The zygote imports PyTorch and the rest while this process imports the grader: start it first.
-    # On a Dask cluster each worker has its own, and this process grades nothing itself.
+    # On a Dask cluster each worker has its own, and this process grades nothing itself. One
+    # notebook is graded by a worker or two of each kind: those start cold (see sandbox.Pool).
     local = not getattr(args, "scheduler", None)
-    pool = None if args.no_pool or args.sandbox in ("user", "none") or not local else Pool.launch(lab_imports())
+    one_notebook = args.command == "grade" and len(args.paths) == 1 and Path(args.paths[0]).is_file()
+    pool = None if args.no_pool or args.sandbox in ("user", "none") or not local else \
+        Pool.launch(lab_imports(), eager=not one_notebook)
     # jsonschema (under nbformat) imports rfc3987_syntax where it is installed, and that builds a
     # grammar for seconds; notebooks never need its IRI formats, so the grader goes without.
     sys.modules.setdefault("rfc3987_syntax", None)

@@ -13,8 +13,24 @@ CGROUP_ROOT = Path("/sys/fs/cgroup")
 
 
 def _v1_dirs():
-    return {name: CGROUP_ROOT / name for name in ("pids", "memory", "cpuacct")
-            if (CGROUP_ROOT / name / "tasks").exists()}
+    """Where a worker's group goes in each cgroup v1 hierarchy: below the grader's own group,
+    so that whatever counts or caps the grader (a benchmark, a service manager, a container)
+    counts and caps its workers too; at the hierarchy's root where that folder is not ours."""
+    own = {}
+    try:
+        for line in Path("/proc/self/cgroup").read_text().splitlines():
+            _, controllers, path = line.split(":", 2)
+            for controller in controllers.split(","):
+                own[controller] = path.lstrip("/")
+    except (OSError, ValueError):
+        pass
+    found = {}
+    for name in ("pids", "memory", "cpuacct"):
+        root = CGROUP_ROOT / name
+        if (root / "tasks").exists():
+            nested = root / own.get(name, "")
+            found[name] = nested if os.access(nested / "cgroup.procs", os.W_OK) else root
+    return found
 
 
 def available():

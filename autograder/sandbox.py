@@ -411,21 +411,27 @@ class Pool:
     fork from one that imported it, workers that grade without it from one that never did, so
     that no reference to PyTorch can survive into them. Needs root and control groups.
 
-    The zygote without PyTorch starts at once (every lab grades some activity without it); the
-    other only when a worker first needs it, so that a run that never grades with PyTorch (a lab
-    without such activities, notebooks that are not gradable) never imports it."""
+    A zygote pays for its imports once and saves them on every later worker; a worker started
+    cold pays for what its own notebook imports. So a run pays for a zygote only where it is
+    going to fork more than one worker of its kind. An `eager` pool (a run of many submissions)
+    starts the zygote without PyTorch at once, so that its imports overlap the grader's own
+    set-up (every lab grades some activity without PyTorch), and the other when a worker first
+    needs it: a class has many submissions of each kind. A pool that is not eager (a run of one notebook, most of which need one worker of
+    each kind) starts each kind's first worker cold and its zygote when a second is asked for
+    (a re-grade, a restart). A run that never grades with PyTorch never imports it."""
 
     KINDS = ((), WITHOUT_PYTORCH)
 
-    def __init__(self, modules):
-        self.modules, self.zygotes, self._lock = modules, {}, threading.Lock()
-        self._launched(WITHOUT_PYTORCH)
+    def __init__(self, modules, eager=True):
+        self.modules, self.zygotes, self._lock, self._asked, self.eager = modules, {}, threading.Lock(), {}, eager
+        if eager:
+            self._launched(WITHOUT_PYTORCH)
 
     @classmethod
-    def launch(cls, modules):
+    def launch(cls, modules, eager=True):
         if os.geteuid() != 0 or not cgroups_available() or not bwrap_available():
             return None
-        return cls(modules)
+        return cls(modules, eager)
 
     def _launched(self, hidden):
         with self._lock:
@@ -434,10 +440,15 @@ class Pool:
             return self.zygotes[hidden]
 
     def zygote(self, hidden):
-        """The zygote for workers without the modules `hidden`, if it can fork them."""
+        """The zygote for workers without the modules `hidden`, if it can fork them; None where
+        the worker is to start cold."""
         hidden = tuple(hidden)
         if hidden not in self.KINDS:
             return None
+        with self._lock:
+            self._asked[hidden] = self._asked.get(hidden, 0) + 1
+            if not self.eager and self._asked[hidden] == 1 and hidden not in self.zygotes:
+                return None
         found = self._launched(hidden)
         return found if found.usable() else None
 

@@ -91,7 +91,7 @@ def main():
         steps = {"tables (baseline)": lambda: write_tables(out),
                  "report": lambda: atomic_write(out / REPORT, render(stored_results(out), out))}
         times = {name: [] for name in steps}
-        for round_number in range(args.rounds + 1):  # round 0 imports matplotlib and warms caches
+        for round_number in range(args.rounds + 1):  # round 0 imports the report's modules and warms caches
             for name, step in steps.items():
                 seconds = timed(step)
                 if round_number:

@@ -5,14 +5,18 @@ gradebook holds, and the page that draws it all without fetching anything."""
 import csv
 import io
 import re
+import subprocess
+import sys
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 from autograder.class_report import class_report, histogram, pearson, with_gradebook
 from autograder.labs import course_labs
-from autograder.report_page import render
+from autograder.report_page import activity_plot, lab_view, render, shown
 from autograder.tables import CANVAS_POINTS, canvas_sheet
+from tests.helpers import ROOT
 
 LAB = "scalar_engine"
 
@@ -148,3 +152,32 @@ def test_the_page_is_self_contained_and_draws_each_lab():
     assert page.count("<svg") == 2 * 3  # per lab: scores, activities, grading time
     for lab in ("scalar_engine", "tensor_engine"):
         assert f'id="lab-{lab}"' in page and f'href="#lab-{lab}"' in page
+
+
+def test_the_plots_are_drawn_here_as_svg_with_their_bars_and_text():
+    report = class_report(a_class())[LAB]
+    view = lab_view(report)
+    drawn = view["score_svg"]
+    assert drawn.startswith('<svg xmlns="http://www.w3.org/2000/svg" role="img"') and "<title>Histograms of" in drawn
+    # One bar per bin that holds a student, each as tall as its count.
+    heights = {colour: [float(h) for h in re.findall(rf'height="([\d.]+)" fill="{colour}"', drawn)]
+               for colour in ("#3a6ea5", "#c07a20")}
+    for colour, bins in (("#3a6ea5", view["required_bins"]), ("#c07a20", view["bonus_bins"])):
+        counts = [count for _, _, count in bins if count]
+        assert len(heights[colour]) == len(counts)
+        assert [h / max(heights[colour]) for h in heights[colour]] == pytest.approx(
+            [c / max(counts) for c in counts], abs=0.01)
+    assert ">students</text>" in drawn and f">required points (of {shown(report.max_required)})</text>" in drawn
+    assert len(re.findall('fill="#6b7785"', view["time_svg"])) == sum(1 for *_, count in view["time_bins"] if count)
+    assert lab_view(report) == view  # the same records, the same bytes
+    # An activity's id is text in the SVG, escaped.
+    odd = SimpleNamespace(activities=[SimpleNamespace(id="<b>&", optional=True, pass_rate=0.5)])
+    assert ">&lt;b&gt;&amp; (optional)</text>" in activity_plot(odd) and "<b>" not in activity_plot(odd)
+
+
+def test_the_page_does_without_matplotlib():
+    drawn = subprocess.run([sys.executable, "-c", "import sys; from autograder.report_page import render; "
+                            "from tests.test_class_report_figures import a_class; render(a_class()); "
+                            "print('matplotlib' in sys.modules)"],
+                           cwd=ROOT, capture_output=True, text=True, check=True)
+    assert drawn.stdout.strip() == "False"

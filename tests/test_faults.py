@@ -116,11 +116,20 @@ def test_plain_lists_come_back_bit_for_bit_and_with_their_types():
     assert [type(item) for item in back[7]] == [int, bool, type(None), str]
 
 
-@pytest.mark.parametrize("forged", [[{"a": 1}], [[[[[[[1]]]]]]], ["x" * 5000], [0] * (MAX_ITEMS + 1)],
-                         ids=["dict-inside", "too-deep", "long-string", "too-long"])
+@pytest.mark.parametrize("forged", [[{"a": 1}], [[[[[[[1]]]]]]], ["x" * 5000], [0] * (MAX_ITEMS + 1),
+                                    [1, [2.0, [None, {"a": 1}]]], [[], [[0] * (MAX_ITEMS + 1)]], [0, [0, ["x" * 5000]]]],
+                         ids=["dict-inside", "too-deep", "long-string", "too-long", "dict-deep-inside",
+                              "too-long-inside", "long-string-inside"])
 def test_decode_refuses_plain_lists_encode_never_makes(forged):
     with pytest.raises(ValueError):
         decode({"kind": "plain", "value": forged})
+
+
+def test_plain_lists_at_the_limits_are_read():
+    """Six levels of lists, MAX_ITEMS items, strings of 2,000 characters: what encode still sends."""
+    for value in ([[[[[[1.5]]]]]], [0] * MAX_ITEMS, [["x" * 2000, None, True]], [[i, [i - 1, 1.0]] for i in range(10_001)]):
+        assert encode(value)["kind"] == "plain"
+        assert decode(json.loads(json.dumps(encode(value)))) == value
 
 
 @pytest.mark.parametrize("warm", [pytest.param(True, marks=pytest.mark.slow), False], ids=["warm", "cold"])

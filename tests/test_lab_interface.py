@@ -119,3 +119,37 @@ def test_every_activity_graded_without_pytorch_says_so(lab):
     uses = grading_for(lab.name).uses_pytorch
     assert policy_problems(lab, uses) == []
     assert set(lab.activities) - uses, f"{lab.name} grades every activity with PyTorch available"
+
+
+def test_a_lab_is_checked_on_the_cases_of_the_first_seed_it_is_asked_for(monkeypatch):
+    """A run of one submission computes its lab's cases once, not once more for the check; a seed
+    whose cases fail is that submission's problem (GraderError), and the lab stays gradable."""
+    from autograder.errors import GraderError
+
+    module = importlib.import_module("autograder.labs.pt03_autodiff.cases")
+    real, asked = module.cases, []
+
+    def counted(seed):
+        asked.append(seed)
+        if seed == 99:
+            raise ValueError("this seed draws a singular matrix")
+        return real(seed)
+
+    monkeypatch.setattr(module, "cases", counted)
+    grading_for.cache_clear()
+    try:
+        first = grading_for("pt03_autodiff", 12345)
+        assert grading_for("pt03_autodiff", 12345) is first and asked == [12345]
+        grading_for("pt03_autodiff", 7)
+        assert asked == [12345, 7]
+        grading_for.cache_clear()
+        asked.clear()
+        try:
+            grading_for("pt03_autodiff", 99)
+            raise AssertionError("the failing seed's cases were not reported")
+        except GraderError as error:
+            assert "cases(seed) raised ValueError: this seed draws a singular matrix" in str(error)
+        assert asked == [99, labs.CHECK_SEED, 99], "the check is made again on CHECK_SEED's cases"
+        assert grading_for("pt03_autodiff", 5).cases, "the lab is still gradable for other seeds"
+    finally:
+        grading_for.cache_clear()

@@ -124,3 +124,22 @@ def test_a_lab_graded_without_pytorch_never_starts_its_zygote(solved_dir):
         assert set(started.zygotes) == {WITHOUT_PYTORCH}
     finally:
         started.close()
+
+
+def test_a_run_of_one_notebook_starts_a_zygote_only_for_a_second_worker(solved_dir):
+    """A pool that is not eager (a run of one notebook) starts its first worker of a kind cold,
+    paying no zygote's imports, and the zygote when a second worker of that kind is asked for."""
+    from autograder.grade import Options, grade
+    from autograder.labs import grading_for
+    from tests.helpers import LABS, all_points, lab_notebook
+
+    lab = next(lab for lab in LABS if not grading_for(lab.name).uses_pytorch)
+    started = Pool.launch(lab_imports(), eager=False)
+    try:
+        result, _ = grade(lab_notebook(solved_dir, lab), Options(pool=started))
+        assert result["score"] == all_points(lab), result
+        assert started.zygotes == {}, "a solved notebook needs one worker: no zygote should have started"
+        assert started.zygote(WITHOUT_PYTORCH) is not None, "the next worker of the kind comes from a zygote"
+        assert set(started.zygotes) == {WITHOUT_PYTORCH}
+    finally:
+        started.close()

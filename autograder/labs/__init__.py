@@ -40,7 +40,7 @@ alone. No line of the three files may appear in the release (a test looks). A la
 lower-case Python identifier that no installed module has. Nothing else in the grader names a
 lab: it finds them in ``source/``.
 
-The check run when a lab is loaded (on the cases of ``CHECK_SEED``): every activity of the
+The check run when a lab is loaded (on the cases of the first seed asked for): every activity of the
 notebook has hidden cases and at least three mistakes, each with its own description and its advice; no case, mistake or ``DEPENDS`` entry
 names an activity the notebook lacks; every case's probe is a function of ``probes.py``; every
 mistake replaces functions its activity defines; ``USES_PYTORCH`` names only the notebook's
@@ -101,9 +101,9 @@ def _import(lab_name, part):
     return module
 
 
-def problems_of(lab, folder=None):
-    """What is missing or inconsistent in `lab`'s grading knowledge; [] when it is complete.
-    Returns the loaded Grading too when the files could be read."""
+def problems_of(lab, folder=None, seed=CHECK_SEED):
+    """What is missing or inconsistent in `lab`'s grading knowledge, looking at the cases of
+    `seed`; [] when it is complete. Returns the loaded Grading too when the files could be read."""
     folder = folder or HERE / lab.name
     missing = [f"autograder/labs/{lab.name}/{name} is missing" for name in FILES if not (folder / name).is_file()]
     if missing:
@@ -112,7 +112,7 @@ def problems_of(lab, folder=None):
         cases_module, mistakes_module = _import(lab.name, "cases"), _import(lab.name, "mistakes")
         depends = getattr(cases_module, "DEPENDS", None)
         uses_pytorch = getattr(cases_module, "USES_PYTORCH", None)
-        cases = cases_module.cases(CHECK_SEED) if callable(getattr(cases_module, "cases", None)) else None
+        cases = cases_module.cases(seed) if callable(getattr(cases_module, "cases", None)) else None
         mistakes = getattr(mistakes_module, "MISTAKES", None)
     except Exception as error:  # a lab's own bug: report it, never crash the grader
         return [f"loading its grading files raised {type(error).__name__}: {error}"], None
@@ -189,34 +189,47 @@ _loading = Lock()
 
 def grading_for(lab_name, seed=CHECK_SEED):
     """The checked grading knowledge of a lab of source/, with the hidden cases of `seed`, or
-    LabNotGradable naming what is wrong. A lab is checked (on the cases of CHECK_SEED) the
-    first time it is asked for; the cases of another seed are computed when first asked for
-    and kept for the next CACHED_SEEDS asks. GraderError when the lab's cases(seed) fails."""
+    LabNotGradable naming what is wrong. A lab is checked the first time it is asked for, on
+    the cases of the seed asked for then (a run of one submission computes its cases once); the
+    cases of another seed are computed when first asked for and kept for the next CACHED_SEEDS
+    asks. GraderError when the lab's cases(seed) fails for a seed other than CHECK_SEED."""
     with _loading:  # one lab's cases at a time: PyTorch's autograd levels are shared by threads
-        checked = _checked(lab_name)
-        return checked if seed == CHECK_SEED else _seeded(lab_name, seed)
+        return _seeded(lab_name, seed)
 
 
 @lru_cache(maxsize=CACHED_SEEDS)
 def _seeded(lab_name, seed):
+    checked_on, checked = _checked(lab_name, seed)
+    if seed == checked_on:
+        return checked
     try:
         cases = _import(lab_name, "cases").cases(seed)
     except Exception as error:  # a lab's own bug, met by this seed alone: one submission's problem
         raise GraderError(f"lab {lab_name}'s cases(seed) raised {type(error).__name__}: {error} for this "
                           "submission's seed; a person needs to look at this lab") from None
-    return replace(_checked(lab_name), cases=cases)
+    return replace(checked, cases=cases)
 
 
-@cache
-def _checked(lab_name):
-    problems, grading = problems_of(course_labs()[lab_name])
-    if problems:
-        raise LabNotGradable(lab_name, problems)
-    return grading
+_checks = {}  # lab name -> (the seed it was checked on, its Grading with that seed's cases)
+
+
+def _checked(lab_name, seed):
+    """(seed, Grading) of the lab's check, made on `seed`'s cases the first time. Where those
+    fail the check, it is made again on CHECK_SEED's, so that a seed's own failure stays that
+    submission's problem (GraderError, from _seeded) and is not taken for the lab's."""
+    if lab_name not in _checks:
+        problems, grading = problems_of(course_labs()[lab_name], seed=seed)
+        if problems and seed != CHECK_SEED:
+            seed = CHECK_SEED
+            problems, grading = problems_of(course_labs()[lab_name], seed=seed)
+        if problems:
+            raise LabNotGradable(lab_name, problems)
+        _checks[lab_name] = seed, grading
+    return _checks[lab_name]
 
 
 def _clear():
-    _checked.cache_clear()
+    _checks.clear()
     _seeded.cache_clear()
 
 
