@@ -153,7 +153,10 @@ def command_grade(args, pool):
             problems.append(f"interrupted; every result written so far is kept in {out}, and the tables show them: "
                             "run the same command again to grade the rest")
     finally:
-        gradebook.close()
+        try:
+            gradebook.close()  # commits nothing unless catch_up was interrupted while recording
+        except Exception as error:  # their JSONs stand; the next run records them
+            problems.append(f"earlier results not recorded in the gradebook: {type(error).__name__}: {error}")
         if client is not None:
             client.close()
         try:
@@ -198,9 +201,15 @@ def refresh_late(out, course, kept):
 
 def grade_and_write(args, pool, client, out, gradebook, course, todo, secret, run, problems, writing):
     """Grade `todo`, writing each result as it comes (feedback, gradebook, then the JSON, which
-    marks it done), putting it in `run` and the seconds that took in writing["write"]."""
+    marks it done), putting it in `run` and the seconds that took in writing["write"]. The
+    gradebook commits its records in batches; the last is committed here however grading ends."""
+    from autograder.gradebook import NotRecorded
+
     digests = dict(todo)
     progress = Progress(len(todo))
+
+    def not_recorded(lost):  # every record of the failed batch: their JSONs stand, and a later run records them
+        problems.extend(f"not recorded in the gradebook: {name}: {lost.reason}" for name in lost.names)
 
     def keep(submission, result, answers):
         started = time.monotonic()
@@ -211,6 +220,8 @@ def grade_and_write(args, pool, client, out, gradebook, course, todo, secret, ru
         write_html(out, result)
         try:
             gradebook.record(submission.student, submission.lab, result, answers)
+        except NotRecorded as lost:
+            not_recorded(lost)
         except Exception as error:  # the JSON is still written; a later run records it (catch_up)
             problems.append(f"not recorded in the gradebook: {submission}: {type(error).__name__}: {error}")
         write_json(out, result)
@@ -230,6 +241,12 @@ def grade_and_write(args, pool, client, out, gradebook, course, todo, secret, ru
             grade_all(submissions, grading_options(args, pool, secret), args.jobs, keep, progress.start)
     finally:
         progress.close()
+        started = time.monotonic()
+        try:
+            gradebook.close()  # the last batch, Ctrl-C or not; catch_up opens the gradebook again
+        except NotRecorded as lost:
+            not_recorded(lost)
+        writing["write"] += time.monotonic() - started
 
 
 def command_report(args):

@@ -13,11 +13,16 @@ never appears twice, and a record that holds nothing to grade (a notebook of ano
 unreadable file) removes the lab's submission of that student, which then counts as missing.
 Lateness goes where nbgrader keeps it: the lab's due date on the assignment, the time handed in
 and any extension on the submission, and the penalty, in points, on its notebook.
+Records are committed in batches, one transaction each, where nbgrader's own calls would commit
+several times a record, each commit waiting for the database to make it durable:
+`GradebookWriter.flush` commits what is staged, and the writer does so itself once `BATCH_RECORDS`
+records or `BATCH_SECONDS` seconds have gathered since its last commit, so that a long run keeps
+few records only in memory. A batch whose commit fails is lost to the gradebook alone: each of
+its results has its JSON, which `catch_up` records on the next run.
 """
 import copy
-import os
-import sys
 import threading
+import time
 import warnings
 from datetime import datetime, timedelta, timezone
 from functools import cache
@@ -30,6 +35,8 @@ from autograder.results_store import atomic_write, file_stem
 from autograder.submission import answers, load
 from course.labs import ROOT
 
+BATCH_RECORDS, BATCH_SECONDS = 50, 10.0
+
 # What nbgrader's submit leaves beside a notebook and its autograde copies beside the autograded
 # one, for generate_feedback to carry into the feedback folder: release_feedback names each page
 # from the secret, and fetch_feedback finds it by the secret the student's submit kept.
@@ -40,13 +47,57 @@ SUBMISSION_FILES = ("timestamp.txt", "submission_secret.txt")
 def nbgrader_tools():
     """nbgrader's Gradebook and SaveCells, imported on first use: the import takes most of a
     second, which the background set-up (`prepare`) then pays instead of the grader's start."""
+    import nbgrader.api
     from nbgrader.api import Gradebook
     from nbgrader.preprocessors import SaveCells
     from sqlalchemy.exc import SAWarning
 
     # nbgrader's add_submission makes SQLAlchemy warn about its own session handling.
     warnings.filterwarnings("ignore", category=SAWarning, module=r"nbgrader\.api")
+    # A new gradebook is stamped with the head revision of nbgrader's migration scripts, which
+    # nbgrader learns by running the `alembic heads` command: a new Python, a second of CPU, and
+    # an `alembic` that must be on PATH. The same value, read here once (tests/test_gradebook_batch.py
+    # checks it against the command's).
+    nbgrader.api.get_alembic_version = alembic_head
     return Gradebook, SaveCells
+
+
+@cache
+def alembic_head():
+    """The head revision of nbgrader's migration scripts (nbgrader.dbutil.ALEMBIC_DIR), as the
+    `alembic heads` command that nbgrader.api.get_alembic_version runs reads it."""
+    from alembic.script import ScriptDirectory
+    from nbgrader.dbutil import ALEMBIC_DIR
+
+    return ScriptDirectory(ALEMBIC_DIR).get_current_head()
+
+
+@cache
+def staging_session():
+    """The session class of the writer's gradebook. nbgrader's Gradebook commits after each
+    change it makes; in this session such a commit only sends the changes to the database (so
+    that nbgrader's next queries see them, in the same transaction), and `commit_batch` commits."""
+    from sqlalchemy.orm import Session
+
+    class StagingSession(Session):
+        def commit(self):
+            self.flush()
+
+        def commit_batch(self):
+            super().commit()
+
+    return StagingSession
+
+
+class NotRecorded(Exception):
+    """The gradebook lost these records (`keys`, each (student, lab)): the transaction that held
+    them failed, or its commit did, with `cause`."""
+
+    def __init__(self, keys, cause):
+        self.keys, self.cause = list(keys), cause
+        self.names = [f"{student}/{lab_name}" for student, lab_name in self.keys]
+        self.reason = f"{type(cause).__name__}: {cause}"
+        super().__init__(f"{', '.join(self.names)}: {self.reason}")
 
 
 @cache
@@ -106,20 +157,23 @@ def recordable(result):
 
 
 class GradebookWriter:
-    """Writes grades into one gradebook, through a connection kept open for the whole batch."""
+    """Writes grades into one gradebook, through a connection kept open for the whole run, from
+    one thread. `record` stages a record in the open transaction; the transaction is committed by
+    `flush` and `close`, and by `record` itself once `batch_records` records or `batch_seconds`
+    seconds have gathered since the last commit. A failure that ends the transaction raises
+    NotRecorded, naming every record it held."""
+
+    batch_records, batch_seconds = BATCH_RECORDS, BATCH_SECONDS
 
     def __init__(self, db_url, course_dir):
         check_database(db_url)
         self.db_url, self.course_dir, self.known, self._preparing = db_url, Path(course_dir), set(), None
         self._open, self.due = None, {}
-        # nbgrader runs the `alembic` command that sits beside this Python, wherever PATH points.
-        bin_dir = str(Path(sys.executable).parent)
-        if bin_dir not in os.environ.get("PATH", "").split(os.pathsep):
-            os.environ["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
+        self._staged, self._committed = [], time.monotonic()
 
     def prepare(self, lab_names, due=None):
-        """Create the gradebook in the background, while grading runs (the first set-up takes
-        seconds), and read the student notebooks of `lab_names`, which each lab's first record
+        """Create the gradebook in the background, while grading runs (with nbgrader's import, it
+        takes over a second), and read the student notebooks of `lab_names`, which each lab's first record
         needs; `due` ({lab: aware datetime}) holds the labs' due dates. A lab's assignment is made
         by its first record, not here: `nbgrader export` lists every student under every
         assignment, a lab nobody handed in included. `record` waits for this; a failure here is
@@ -140,6 +194,9 @@ class GradebookWriter:
     def _ensure_lab(self, lab_name):
         if lab_name in self.known:
             return
+        # The lab's set-up commits through connections of its own, which a SQLite gradebook
+        # makes wait for the lock that the staged records hold: they are committed first.
+        self.flush()
         Gradebook, SaveCells = nbgrader_tools()
         with Gradebook(self.db_url) as gradebook:
             gradebook.update_or_create_assignment(lab_name, duedate=naive_utc(self.due.get(lab_name)))
@@ -155,34 +212,66 @@ class GradebookWriter:
         if lab_name is not None:
             self._ensure_lab(lab_name)
         if self._open is None:
-            self._open = nbgrader_tools()[0](self.db_url)
+            from sqlalchemy.orm import scoped_session, sessionmaker
+
+            gradebook = nbgrader_tools()[0](self.db_url)
+            gradebook.db.remove()  # the session of nbgrader's own set-up, which committed it
+            gradebook.db = scoped_session(sessionmaker(bind=gradebook.engine, class_=staging_session(), future=True))
+            self._open, self._committed = gradebook, time.monotonic()
         return self._open
 
     def record(self, student, lab_name, result, answers):
-        """Store `result` as `student`'s record of `lab_name`; `answers` maps answer-cell ids to the
+        """Stage `result` as `student`'s record of `lab_name`; `answers` maps answer-cell ids to the
         student's code. Recording again updates the same rows: nbgrader keeps one submission per
-        student and lab. A result with nothing graded removes that submission."""
+        student and lab. A result with nothing graded removes that submission. The record is in
+        the gradebook once its batch is committed (see the class); NotRecorded when the
+        transaction is lost, naming this record and every other it held."""
         if lab_name not in course_labs():
             return  # a folder named for no lab: nothing of the course to record
-        gradebook = self._gradebook(lab_name if recordable(result) else None)
         try:
-            if not recordable(result):
+            gradebook = self._gradebook(lab_name if recordable(result) else None)
+            if recordable(result):
+                self._stage(gradebook, student, lab_name, result)
+            else:
                 self._remove(gradebook, student, lab_name)
-                return
-            gradebook.update_or_create_student(student)
-            values = grade_values(result)
-            submitted, extension, penalty = values.pop(None)
-            submission = gradebook.update_or_create_submission(lab_name, student)
-            submission.timestamp, submission.extension = submitted, extension
-            for grade_id, (auto_score, extra_credit) in values.items():
-                grade = gradebook.find_grade(grade_id, lab_name, lab_name, student)
-                grade.auto_score, grade.extra_credit = auto_score, extra_credit
-            gradebook.find_submission_notebook(lab_name, lab_name, student).late_submission_penalty = penalty
-            gradebook.db.commit()
-        except Exception:  # a lost connection or a server restart: start afresh on the next record
-            self.close()
-            raise
-        self._write_autograded(student, lab_name, result, answers)
+        except Exception as error:  # a lost connection or a server restart: start afresh on the next record
+            raise self._lost(error, (student, lab_name)) from error
+        self._staged.append((student, lab_name))
+        if recordable(result):
+            self._write_autograded(student, lab_name, result, answers)
+        if len(self._staged) >= self.batch_records or time.monotonic() - self._committed >= self.batch_seconds:
+            self.flush()
+
+    def _stage(self, gradebook, student, lab_name, result):
+        gradebook.update_or_create_student(student)
+        values = grade_values(result)
+        submitted, extension, penalty = values.pop(None)
+        submission = gradebook.update_or_create_submission(lab_name, student)
+        submission.timestamp, submission.extension = submitted, extension
+        for grade_id, (auto_score, extra_credit) in values.items():
+            grade = gradebook.find_grade(grade_id, lab_name, lab_name, student)
+            grade.auto_score, grade.extra_credit = auto_score, extra_credit
+        gradebook.find_submission_notebook(lab_name, lab_name, student).late_submission_penalty = penalty
+
+    def flush(self):
+        """Commit the staged records, in one transaction. When that fails they are not in the
+        gradebook (their JSON results are, for `catch_up`): NotRecorded names them."""
+        if self._open is None or not self._open.db().in_transaction():
+            return
+        try:
+            self._open.db().commit_batch()
+        except Exception as error:  # the server went away, a lock was not granted, ...
+            raise self._lost(error) from error
+        self._staged, self._committed = [], time.monotonic()
+
+    def _lost(self, error, *keys):
+        """The NotRecorded of `error`, which ended the open transaction: the records it staged and
+        `keys`. The connection is closed, so the next record opens a new one."""
+        if isinstance(error, NotRecorded):  # a commit before this record's own work failed
+            return NotRecorded(error.keys + list(keys), error.cause)
+        lost = NotRecorded(self._staged + list(keys), error)
+        self._disconnect()
+        return lost
 
     def _remove(self, gradebook, student, lab_name):
         from nbgrader.api import MissingEntry
@@ -214,14 +303,15 @@ class GradebookWriter:
                           Grade.extra_credit).filter(Assignment.name == lab_name)
         for student, grade_id, auto_score, extra_credit in rows:
             found.setdefault(student, {})[grade_id] = (auto_score, extra_credit)
-        gradebook.db.commit()  # ends the read transaction
+        self.flush()  # ends the read transaction (nothing is staged: catch_up reads before it records)
         return found
 
     def catch_up(self, kept):
         """Make the gradebook hold the current results of earlier runs as they are (a run killed
-        between writing a result and recording it cannot leave one behind: the JSON comes last;
-        but an earlier --db, a server that was down, or a late policy changed since can). `kept`
-        holds (submission, result). Returns how many records were written now."""
+        before its last batch was committed leaves results that are not, as do a batch whose
+        commit failed, an earlier --db, a server that was down, or a late policy changed since). `kept`
+        holds (submission, result). Returns how many records were written now, once they are
+        committed; NotRecorded when a batch of them is not."""
         missing, held = [], {}
         for submission, result in kept:
             student, lab_name = submission.key
@@ -242,9 +332,19 @@ class GradebookWriter:
             lab = course_labs()[submission.lab]
             found = answers(lab, load(submission.path)) if recordable(result) else {}
             self.record(submission.student, submission.lab, result, found)
+        self.flush()
         return len(missing)
 
     def close(self):
+        """Commit what is staged (`flush`, which may raise NotRecorded) and close the connection."""
+        try:
+            self.flush()
+        finally:
+            self._disconnect()
+
+    def _disconnect(self):
+        """Close the connection; what it staged and did not commit is rolled back."""
+        self._staged = []
         if self._open is not None:
             self._open.close()
             self._open = None
