@@ -130,8 +130,6 @@ def test_the_class_recorded_in_batches_is_the_gradebook_of_a_commit_per_record(b
                                                                                 tmp_path):
     """What catch_up writes of the whole class, in any batches, is what the uninterrupted run's
     gradebook holds, which test_class_record checks record by record."""
-    if "postgresql" in db_url and batch:
-        pytest.skip("the batches' sizes are SQLite's to check; PostgreSQL records the class in one")
     out = tmp_path / "out"
     kept = class_records(uninterrupted)
     writer = writer_of(db_url, out, a_class)
