@@ -12,10 +12,8 @@ from pathlib import Path
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 
 
-def _v1_dirs():
-    """Where a worker's group goes in each cgroup v1 hierarchy: below the grader's own group,
-    so that whatever counts or caps the grader (a benchmark, a service manager, a container)
-    counts and caps its workers too; at the hierarchy's root where that folder is not ours."""
+def own_groups():
+    """{controller: path of this process's group in that cgroup v1 hierarchy, relative to it}."""
     own = {}
     try:
         for line in Path("/proc/self/cgroup").read_text().splitlines():
@@ -24,7 +22,14 @@ def _v1_dirs():
                 own[controller] = path.lstrip("/")
     except (OSError, ValueError):
         pass
-    found = {}
+    return own
+
+
+def _v1_dirs():
+    """Where a worker's group goes in each cgroup v1 hierarchy: below the grader's own group,
+    so that whatever counts or caps the grader (a benchmark, a service manager, a container)
+    counts and caps its workers too; at the hierarchy's root where that folder is not ours."""
+    own, found = own_groups(), {}
     for name in ("pids", "memory", "cpuacct"):
         root = CGROUP_ROOT / name
         if (root / "tasks").exists():

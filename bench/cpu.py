@@ -20,6 +20,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograder.cgroups import own_groups
+
 CPUACCT = Path("/sys/fs/cgroup/cpuacct")
 
 
@@ -89,11 +91,7 @@ class Counted:
 
 def _own_cpuacct():
     """This process's cpuacct group, as a folder of the hierarchy."""
-    for line in Path("/proc/self/cgroup").read_text().splitlines():
-        _, controllers, path = line.split(":", 2)
-        if "cpuacct" in controllers.split(","):
-            return CPUACCT / path.lstrip("/")
-    return CPUACCT
+    return CPUACCT / own_groups().get("cpuacct", "")
 
 
 def _join(folder):
