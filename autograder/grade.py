@@ -348,8 +348,11 @@ def judge_activity(session, probes, cases, quiet=False):
                    f"were not run" + (f"; {earlier} of the {plural(stopped - 1, 'check')} before it failed"
                                       if earlier else ""))
     needed = f"{NEEDED_PYTORCH} " if needed else ""
-    return Outcome(False, f"{summary}. {needed}The first failure: {said}", stopped=halted, fingerprint=fingerprint,
-                   first_failed=first_failed)
+    # A check that never finished says more about the method than an earlier near miss (a
+    # difference quotient off in the ninth digit, then too slow to finish): name both.
+    unfinished = f" Check {stopped} did not complete: {failures[-1][1]}" if halted and stopped != first else ""
+    return Outcome(False, f"{summary}. {needed}The first failure: {said}{unfinished}", stopped=halted,
+                   fingerprint=fingerprint, first_failed=first_failed)
 
 
 def quoted(text, limit=QUOTED):

@@ -259,6 +259,23 @@ def test_feedback_quotes_a_submission_briefly_and_never_the_probe():
     assert message.endswith("a hidden check: raised ValueError") and "return answer" not in message
 
 
+def test_a_check_that_never_finished_is_named_beside_the_first_failure():
+    """A near miss on an early check, then a check that runs out of time: the time-out says how
+    the answer works (too slow a method), so the feedback names it, even as the last check."""
+    code = "def answer(x):\n    while x == 2:\n        pass\n    return x + 1e-9\n"
+    session = Session(LAB, [Step(code, True, "your cell 1")],
+                      Options(Limits(cell_seconds=2), True, warm=False), Clock(600))
+    near = Case("1a", "check one", "call", {"x": 1}, lambda answer: None if answer == 1 else f"got {answer}")
+    slow = Case("1a", "check two, which only a fast method finishes", "call", {"x": 2}, lambda answer: None)
+    probes = "def call(x):\n    return answer(x)\n"
+    try:
+        outcome = judge_activity(session, probes, [near, slow])
+    finally:
+        session.close()
+    assert outcome.message.startswith("failed 2 of 2 hidden checks. The first failure: got 1.000000001"), outcome
+    assert " Check 2 did not complete: check two, which only a fast method finishes: " in outcome.message, outcome
+
+
 def test_quoted_error_keeps_short_messages_whole():
     assert quoted_error({"error": "ZeroDivisionError", "message": "division by zero"}) == \
         "ZeroDivisionError: division by zero"
