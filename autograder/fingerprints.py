@@ -30,7 +30,7 @@ def build(lab_name, options, jobs):
     entries = [{"activity": m.activity, "description": m.description,
                 "cases": [sorted(set(tokens)) for tokens in zip(*prints)]}
                for m, prints in zip(grading.mistakes, runs)]
-    data = {"lab": lab_name, "inputs": inputs_digest(grading), "seeds": list(FINGERPRINT_SEEDS), "mistakes": entries}
+    data = {"lab": lab_name, "inputs": inputs_digest(grading.lab, grading.mistakes), "seeds": list(FINGERPRINT_SEEDS), "mistakes": entries}
     atomic_write(fingerprints_path(lab_name), (json.dumps(data, indent=1) + "\n").encode())
     stored.cache_clear()
     return alike(grading.mistakes, runs, [e["cases"] for e in entries])

@@ -5,6 +5,7 @@ import importlib
 import shutil
 
 
+import autograder.diagnosis as diagnosis
 import autograder.labs as labs
 from autograder.grade import grade
 from autograder.labs import grading_for, problems_of
@@ -138,6 +139,9 @@ def test_a_lab_is_checked_on_the_cases_of_the_first_seed_it_is_asked_for(monkeyp
     monkeypatch.setattr(module, "cases", counted)
     grading_for.cache_clear()
     try:
+        # The grader looks at the stored fingerprints first; that must not check the lab.
+        diagnosis.stored.cache_clear()
+        assert diagnosis.stored("pt03_autodiff") is not None and asked == []
         first = grading_for("pt03_autodiff", 12345)
         assert grading_for("pt03_autodiff", 12345) is first and asked == [12345]
         grading_for("pt03_autodiff", 7)

@@ -101,6 +101,12 @@ def _import(lab_name, part):
     return module
 
 
+def catalogued_mistakes(lab_name):
+    """The lab's MISTAKES as its mistakes.py defines them, read without checking the lab: the
+    check computes a seed's hidden cases."""
+    return tuple(_import(lab_name, "mistakes").MISTAKES)
+
+
 def problems_of(lab, folder=None, seed=CHECK_SEED):
     """What is missing or inconsistent in `lab`'s grading knowledge, looking at the cases of
     `seed`; [] when it is complete. Returns the loaded Grading too when the files could be read."""
