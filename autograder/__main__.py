@@ -153,7 +153,7 @@ def main(argv=None):
     local = not getattr(args, "scheduler", None)
     one_notebook = args.command == "grade" and len(args.paths) == 1 and Path(args.paths[0]).is_file()
     pool = None if args.no_pool or args.sandbox in ("user", "none") or not local else \
-        Pool.launch(lab_imports(), eager=not one_notebook)
+        Pool.launch(lab_imports, eager=not one_notebook)
     # jsonschema (under nbformat) imports rfc3987_syntax where it is installed, and that builds a
     # grammar for seconds; notebooks never need its IRI formats, so the grader goes without.
     sys.modules.setdefault("rfc3987_syntax", None)

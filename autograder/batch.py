@@ -24,7 +24,7 @@ def safe_grade(path, options, expected_lab=None):
 def warm(options):
     """`options` with a running zygote for as long as the block lasts, where the warm path
     applies and the caller has none running yet."""
-    zygote = Pool.launch(lab_imports()) if options.warm and options.sandboxed and options.pool is None else None
+    zygote = Pool.launch(lab_imports) if options.warm and options.sandboxed and options.pool is None else None
     try:
         yield options if zygote is None else replace(options, pool=zygote)
     finally:

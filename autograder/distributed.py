@@ -76,7 +76,7 @@ def node_options(settings):
                 sandboxed = choose_sandbox(settings.sandbox)
             except SystemExit as refusal:  # no course here, or --sandbox bwrap on a node without bubblewrap
                 raise RuntimeError(str(refusal)) from None
-            pool = Pool.launch(lab_imports()) if settings.warm and sandboxed else None
+            pool = Pool.launch(lab_imports) if settings.warm and sandboxed else None
             _node_options[settings] = Options(settings.limits, sandboxed, settings.warm, pool)
         return _node_options[settings]
 

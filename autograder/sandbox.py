@@ -423,7 +423,9 @@ class Pool:
     KINDS = ((), WITHOUT_PYTORCH)
 
     def __init__(self, modules, eager=True):
-        self.modules, self.zygotes, self._lock, self._asked, self.eager = modules, {}, threading.Lock(), {}, eager
+        """`modules`: a function returning what a zygote imports, called when one starts (reading
+        it from the labs' text is work that a run starting none need not do)."""
+        self._modules, self.zygotes, self._lock, self._asked, self.eager = modules, {}, threading.Lock(), {}, eager
         if eager:
             self._launched(WITHOUT_PYTORCH)
 
@@ -436,7 +438,7 @@ class Pool:
     def _launched(self, hidden):
         with self._lock:
             if hidden not in self.zygotes:
-                self.zygotes[hidden] = Zygote.launch(self.modules, hidden)
+                self.zygotes[hidden] = Zygote.launch(self._modules(), hidden)
             return self.zygotes[hidden]
 
     def zygote(self, hidden):

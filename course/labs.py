@@ -1,17 +1,52 @@
 """Find the labs under ``source/`` and check that each follows the tag vocabulary."""
 import hashlib
+import json
+import os
 import re
 import shutil
+import tempfile
 from dataclasses import dataclass, replace
+from importlib.metadata import version
 from pathlib import Path
 
-import jupytext
 import nbformat
 
 from course.cells import LabError, is_optional, read_cells
 from course.folder import course_root
 
 ROOT = course_root()
+
+
+def read_text_notebook(path):
+    """The notebook that jupytext reads from the text file `path` (``<course>/source/<lab>/<lab>.py``).
+    Importing jupytext and parsing a lab take about half a second of CPU, which a run that grades
+    one submission would pay for its lab and the others; so what jupytext read is kept in the
+    course's build/parsed/ under a digest of the text and jupytext's version, and read back as
+    JSON while neither has changed."""
+    text = path.read_bytes()
+    digest = hashlib.sha256(text + version("jupytext").encode()).hexdigest()[:24]
+    parsed = path.parent.parent.parent / "build" / "parsed"
+    kept = parsed / f"{path.stem}-{digest}.ipynb"
+    try:
+        return nbformat.from_dict(json.loads(kept.read_text(encoding="utf-8")))
+    except (OSError, ValueError):  # not kept yet, or a copy cut short: read the text
+        pass
+    import jupytext
+
+    notebook = jupytext.reads(text.decode("utf-8"), fmt="py")
+    part = None
+    try:  # a course folder that cannot be written to is read from its text each time
+        parsed.mkdir(parents=True, exist_ok=True)
+        for stale in parsed.glob(f"{path.stem}-*.ipynb"):
+            stale.unlink(missing_ok=True)
+        descriptor, part = tempfile.mkstemp(dir=parsed, suffix=".part")
+        with os.fdopen(descriptor, "w", encoding="utf-8") as out:
+            json.dump(notebook, out)
+        os.replace(part, kept)
+    except OSError:
+        if part is not None:
+            Path(part).unlink(missing_ok=True)
+    return notebook
 
 
 @dataclass(frozen=True)
@@ -39,7 +74,7 @@ class Lab:
         self.name = self.path.stem
         if not self.path.is_file():
             raise LabError(f"{self.path}: no such instructor notebook")
-        self.notebook = jupytext.read(self.path)
+        self.notebook = read_text_notebook(self.path)
         meta = self.notebook.metadata.get("course", {})
         if meta.get("lab") != self.name:
             raise LabError(f"{self.path}: the notebook metadata must say course: lab: {self.name}")

@@ -75,7 +75,7 @@ def run_pair(pool, hidden):
 
 @pytest.fixture(scope="module")
 def pool():
-    launched = Pool.launch(lab_imports())
+    launched = Pool.launch(lab_imports)
     assert launched is not None, "the warm path needs root, control groups and bubblewrap"
     yield launched
     launched.close()

@@ -14,7 +14,7 @@ BURN = textwrap.dedent('''
     from autograder.sandbox import Limits, Pool, WITHOUT_PYTORCH, Worker
     from autograder.warm import lab_imports
 
-    pool = Pool.launch(lab_imports()) if sys.argv[1] == "warm" else None
+    pool = Pool.launch(lab_imports) if sys.argv[1] == "warm" else None
     worker = Worker(Path(tempfile.mkdtemp()), Limits(), True, pool, WITHOUT_PYTORCH)
     worker.ask({"op": "run", "source": "import time\\nend = time.process_time() + 1.5\\n"
                                        "while time.process_time() < end: pass"}, 30)

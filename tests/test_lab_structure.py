@@ -11,7 +11,7 @@ import pytest
 
 from build_student import main as build_main
 from course.cells import LabError, cell_lines
-from course.labs import Lab
+from course.labs import Lab, read_text_notebook
 from tests.helpers import LABS, ROOT
 
 
@@ -119,6 +119,31 @@ def lab_copy(tmp_path, lab, notebook, twin=None):
         (tmp_path / "data").mkdir(exist_ok=True)
         (tmp_path / "data" / name).write_bytes((ROOT / "data" / name).read_bytes())
     return path
+
+
+def test_a_lab_read_again_comes_from_its_parsed_copy_only_while_its_text_is_unchanged(tmp_path, lab):
+    path = lab_copy(tmp_path, lab, jupytext.read(lab.path))
+    first = read_text_notebook(path)
+    [kept] = (tmp_path / "build" / "parsed").glob(f"{lab.name}-*.ipynb")
+    content = lambda notebook: (notebook.metadata, [(c.cell_type, c.source, c.metadata) for c in notebook.cells])  # noqa: E731
+    assert content(first) == content(jupytext.read(path))  # jupytext draws new cell ids on each read
+    marked = nbformat.from_dict(copy.deepcopy(first))
+    marked.metadata["seen"] = "from the parsed copy"
+    kept.write_text(nbformat.writes(marked))
+    assert read_text_notebook(path).metadata["seen"] == "from the parsed copy"
+    path.write_text(path.read_text() + "\n# %%\nchanged = True\n")
+    again = read_text_notebook(path)
+    assert "seen" not in again.metadata and again.cells[-1].source == "changed = True"
+    [renewed] = (tmp_path / "build" / "parsed").glob(f"{lab.name}-*.ipynb")
+    assert renewed != kept, "the copy of the old text is left behind"
+    renewed.write_text(renewed.read_text()[:1000])  # a copy cut short is read from the text again
+    assert content(read_text_notebook(path)) == content(again)
+
+
+def test_a_course_folder_that_cannot_be_written_is_read_from_its_text(tmp_path, lab):
+    path = lab_copy(tmp_path, lab, jupytext.read(lab.path))
+    (tmp_path / "build").write_text("a file where the folder would go")
+    assert Lab(path).activities.keys() == lab.activities.keys()
 
 
 def instructor_command(course):

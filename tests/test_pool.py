@@ -51,7 +51,7 @@ def probe():
 
 @pytest.fixture(scope="module")
 def pool():
-    started = Pool.launch(lab_imports())
+    started = Pool.launch(lab_imports)
     assert started is not None, "the warm pool needs root, control groups and bubblewrap (see tools/install-debian.sh)"
     for hidden in Pool.KINDS:
         assert started.zygote(hidden) is not None, f"the zygote without {hidden or 'nothing'} cannot fork a worker"
@@ -117,7 +117,7 @@ def test_a_lab_graded_without_pytorch_never_starts_its_zygote(solved_dir):
     from tests.helpers import LABS, all_points, lab_notebook
 
     lab = next(lab for lab in LABS if not grading_for(lab.name).uses_pytorch)
-    started = Pool.launch(lab_imports())
+    started = Pool.launch(lab_imports)
     try:
         result, _ = grade(lab_notebook(solved_dir, lab), Options(pool=started))
         assert result["score"] == all_points(lab), result
@@ -134,7 +134,7 @@ def test_a_run_of_one_notebook_starts_a_zygote_only_for_a_second_worker(solved_d
     from tests.helpers import LABS, all_points, lab_notebook
 
     lab = next(lab for lab in LABS if not grading_for(lab.name).uses_pytorch)
-    started = Pool.launch(lab_imports(), eager=False)
+    started = Pool.launch(lab_imports, eager=False)
     try:
         result, _ = grade(lab_notebook(solved_dir, lab), Options(pool=started))
         assert result["score"] == all_points(lab), result

@@ -41,7 +41,7 @@ def probe():
 
 @pytest.fixture(scope="module")
 def pool():
-    started = Pool.launch(lab_imports())
+    started = Pool.launch(lab_imports)
     assert started is not None, "the warm pool needs root, control groups and bubblewrap (see tools/install-debian.sh)"
     yield started
     started.close()
