@@ -167,5 +167,30 @@ def main(argv=None):
             pool.close()
 
 
+def run():
+    """The command: main(), then an exit that skips the interpreter's teardown once the run's work
+    is done. Freeing PyTorch's modules and objects one by one at exit took 0.5 to 1 s of CPU,
+    a sixth of what grading one submission costs. The atexit handlers still run (they remove
+    the run's scratch folders) and the standard streams are flushed; every file the run writes
+    is closed by then. Where a thread that is not a daemon still runs, the exit waits for it."""
+    import atexit
+    import threading
+
+    try:
+        status = main()
+    except SystemExit as stop:
+        status = stop.code
+    if status is not None and not isinstance(status, int):  # as Python does with sys.exit("message")
+        print(status, file=sys.stderr)
+        status = 1
+    if any(thread.is_alive() and not thread.daemon for thread in threading.enumerate()
+           if thread is not threading.current_thread()):
+        sys.exit(status)
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    os._exit(status or 0)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

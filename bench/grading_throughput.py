@@ -7,7 +7,8 @@ each, the script checks that the two graders agree on which activities pass, the
 each grader, the wall time and the CPU seconds of every process it started (bench/cpu.py), the
 ratios, and our grader's time by phase. It also runs one solved submission from start to exit,
 warm and cold (`--no-pool`), next to importing torch, sklearn, pandas and matplotlib in a fresh
-Python (the import floor). `--load N` keeps N CPU-bound processes running beside it all.
+Python (the import floor); `--count 0` measures that alone. `--load N` keeps N CPU-bound
+processes running beside it all.
 
 The machine is shared, so only ratios from the same run mean much; CPU seconds move much less
 with the load than wall time does, which is why the CPU ratios are the ones to quote.
@@ -120,7 +121,7 @@ def compare(name, students, scratch, jobs):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--count", type=int, default=20)
+    parser.add_argument("--count", type=int, default=20, help="submissions per class; 0: one submission's runs only")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--load", type=int, default=0, help="CPU-bound processes to run beside the benchmark")
     args = parser.parse_args()
@@ -140,6 +141,8 @@ def main():
         for name, measured in (("warm", warm), ("cold (--no-pool)", cold)):
             print(f"one solved submission, whole command, {name}: {seconds(measured)} = "
                   f"{measured.wall / floor.wall:.2f}x the floor's wall, {measured.cpu / floor.cpu:.2f}x its CPU")
+        if args.count == 0:
+            return 0
         variants = the_class(read(scratch / "solved"), read(scratch / "release"))
         mixed = [(f"s{i:02d}-{variants[i % len(variants)][0]}", variants[i % len(variants)][1])
                  for i in range(args.count)]

@@ -4,6 +4,7 @@ records are committed in batches, each one transaction that another connection s
 at all; the class recorded in batches is the gradebook of a commit per record; and a batch whose
 commit fails is named, record by record, while its JSON results stand for the next run to record."""
 import math
+import shutil
 import subprocess
 import sys
 from contextlib import contextmanager
@@ -35,6 +36,24 @@ def test_a_new_gradebook_is_stamped_with_the_head_nbgrader_s_alembic_command_nam
     monkeypatch.setenv("PATH", str(tmp_path))  # no `alembic` command to run
     with nbgrader_tools()[0](f"sqlite:///{tmp_path / 'gradebook.db'}") as gradebook:
         assert gradebook.db.execute(text("SELECT version_num FROM alembic_version")).scalars().all() == [head]
+
+
+def test_migration_scripts_that_branch_are_read_by_alembic_itself(tmp_path, monkeypatch):
+    import nbgrader.dbutil
+    from alembic.util import CommandError
+
+    shutil.copytree(Path(nbgrader.dbutil.ALEMBIC_DIR), tmp_path / "alembic")
+    head = alembic_head()
+    (tmp_path / "alembic" / "versions" / "0a_branch.py").write_text(
+        f"revision = '0a0a0a0a0a0a'\ndown_revision = {head!r}\n")
+    (tmp_path / "alembic" / "versions" / "0b_branch.py").write_text(
+        f"revision = '0b0b0b0b0b0b'\ndown_revision = {head!r}\n")
+    monkeypatch.setattr(nbgrader.dbutil, "ALEMBIC_DIR", str(tmp_path / "alembic"))
+    with pytest.raises(CommandError, match="multiple heads"):  # alembic's own answer: two heads
+        alembic_head.__wrapped__()
+    (tmp_path / "alembic" / "versions" / "0c_merge.py").write_text(
+        "revision = '0c0c0c0c0c0c'\ndown_revision = ('0a0a0a0a0a0a', '0b0b0b0b0b0b')\n")
+    assert alembic_head.__wrapped__() == "0c0c0c0c0c0c"
 
 
 @pytest.fixture(scope="module")

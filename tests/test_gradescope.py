@@ -112,7 +112,7 @@ def test_the_bundle_builds_the_grader_offline(wheel, lab, tmp_path):
     with zipfile.ZipFile(wheel) as archive:
         held = archive.namelist()
         points = next(archive.read(name).decode() for name in held if name.endswith(".dist-info/entry_points.txt"))
-    assert "autograder = autograder.__main__:main" in points
+    assert "autograder = autograder.__main__:run" in points
     assert {name.split("/")[2] for name in held if name.startswith("autograder/labs/") and name.count("/") > 2} \
         == {lab.name}
     assert {"autograder/worker.py", "autograder/templates/class_report.html", "course/labs.py",

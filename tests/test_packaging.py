@@ -94,7 +94,7 @@ def test_the_wheel_holds_the_grader_and_none_of_the_course(wheel):
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
         entry_points = next(archive.read(n).decode() for n in names if n.endswith("entry_points.txt"))
-    assert "autograder = autograder.__main__:main" in entry_points
+    assert "autograder = autograder.__main__:run" in entry_points
     for needed in ("autograder/templates/class_report.html", "autograder/gradescope/setup.sh",
                    "autograder/gradescope/run_autograder", "autograder/worker.py", "course/labs.py", "build_student.py",
                    *(f"autograder/labs/{lab.name}/fingerprints.json" for lab in LABS),

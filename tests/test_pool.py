@@ -1,10 +1,13 @@
 """The warm worker pool: workers forked from one zygote are sandboxed as the cold ones are, and
 share nothing with each other or with the zygote."""
+import json
 import os
+import subprocess
+import sys
 
 import pytest
 
-from autograder.sandbox import WITHOUT_PYTORCH, Limits, Pool, Worker
+from autograder.sandbox import WITHOUT_PYTORCH, Limits, Pool, Worker, font_lists
 from autograder.warm import lab_imports
 from autograder.worker import decode
 
@@ -143,3 +146,38 @@ def test_a_run_of_one_notebook_starts_a_zygote_only_for_a_second_worker(solved_d
         assert set(started.zygotes) == {WITHOUT_PYTORCH}
     finally:
         started.close()
+
+
+FONT_NAMES = '''
+def probe():
+    from matplotlib import font_manager
+    return sorted({entry.name for entry in font_manager.fontManager.ttflist})
+'''
+
+
+@pytest.mark.parametrize("start", ["cold", "forked"])
+def test_matplotlib_in_a_worker_takes_the_grader_s_list_of_fonts(tmp_path, monkeypatch, start):
+    """A fresh sandbox reads the font list of the grader's matplotlib cache rather than looking for
+    every font again: a list marked here is the one the worker's matplotlib holds."""
+    cache = tmp_path / "matplotlib"
+    made = subprocess.run([sys.executable, "-c", "import matplotlib.font_manager"], capture_output=True, text=True,
+                          env={**os.environ, "MPLCONFIGDIR": str(cache)}, timeout=300)
+    assert made.returncode == 0, made.stderr
+    (listed,) = cache.glob("fontlist-v*.json")
+    fonts = json.loads(listed.read_text())
+    fonts["ttflist"][0]["name"] = "Marked by the grader"
+    listed.write_text(json.dumps(fonts))
+    monkeypatch.setenv("MPLCONFIGDIR", str(cache))
+    font_lists.cache_clear()
+    pool = Pool.launch(lab_imports) if start == "forked" else None
+    folder = tmp_path / "worker"
+    folder.mkdir()
+    worker = Worker(folder, Limits(), True, pool.zygote(WITHOUT_PYTORCH) if pool is not None else None)
+    try:
+        reply = worker.ask({"op": "probe", "source": FONT_NAMES, "args": {}}, 120)
+    finally:
+        worker.close()
+        if pool is not None:
+            pool.close()
+        font_lists.cache_clear()
+    assert "Marked by the grader" in decode(reply["value"]), reply
