@@ -188,7 +188,10 @@ def run():
         sys.exit(status)
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
-        stream.flush()
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a reader that went away (`| head`), a stream closed
+            pass
     os._exit(status or 0)
 
 
