@@ -73,8 +73,9 @@ class Clock:
     seconds its workers used (CPU time where the control group counts it) with a wall-clock
     backstop, and the wall-clock seconds each phase of grading took, for the benchmark."""
 
-    def __init__(self, seconds):
+    def __init__(self, seconds, reply_bytes=Limits.reply_bytes):
         self.seconds, self.spent = seconds, 0.0
+        self.reply_bytes, self.received = reply_bytes, 0  # read from the submission's workers
         self.backstop = time.monotonic() + WALL_FACTOR * seconds
         self.phases = dict.fromkeys(PHASES, 0.0)
 
@@ -89,11 +90,19 @@ class Clock:
     def left(self, worker):
         left = self.seconds - self.spent - (worker.used() if worker is not None else 0.0)
         if left <= 0 or time.monotonic() > self.backstop:
-            raise OutOfTime()
+            raise OutOfTime(f"used up its {self.seconds:g} s time limit")
+        return left
+
+    def bytes_left(self, worker):
+        """What the submission's workers may still write on the grader's pipes."""
+        left = self.reply_bytes - self.received - (worker.received if worker is not None else 0)
+        if left <= 0:
+            raise OutOfTime(f"wrote more than its {self.reply_bytes} bytes on the grader's pipes")
         return left
 
     def charge(self, worker):
         self.spent += worker.used()
+        self.received += worker.received
 
     def waited(self, seconds):
         """Time spent waiting for other submissions is not the submission's own."""
@@ -161,7 +170,8 @@ class Session:
         self.reference_worker.ask({"op": "serve_reference", **self.reference}, self.timeout())
 
     def run(self, worker, step, timeout):
-        return worker.ask({"op": "run_each" if self.hidden else "run", "source": step.source}, timeout)
+        return worker.ask({"op": "run_each" if self.hidden else "run", "source": step.source}, timeout,
+                          budget=self.clock.bytes_left(worker))
 
     def run_steps(self):
         """Run the program in the fresh worker; False when a step stopped it (start again). A
@@ -208,12 +218,13 @@ class Session:
         self.alone.update(given)
         return True
 
-    def ask(self, request):
+    def ask(self, request, observations=None):
+        """The worker's reply to `request`, a probe's making `observations` (see Worker.ask)."""
         if self.worker is None:
             self.start()
         try:
             with self.clock.phase("probes"):
-                return self.worker.ask(request, self.timeout())
+                return self.worker.ask(request, self.timeout(), observations, self.clock.bytes_left(self.worker))
         except WorkerFailure:
             self.close()
             raise
@@ -312,7 +323,7 @@ def judge_activity(session, probes, cases, quiet=False):
         request = {"op": "probe", "source": probes, "probe": case.probe,
                    "args": {key: encode(value) for key, value in case.args.items()}}
         try:
-            reply = session.ask(request)
+            reply = session.ask(request, case.observations)
         except WorkerFailure as failure:
             failures.append((number, f"{case.title}: {failure}"))
             tokens.append(STOPPED)
@@ -389,7 +400,7 @@ def grade(path, options=Options(), expected_lab=None):
         return error_result(name, path, error.kind, str(error), started, lab.name), {}
     except SubmissionError as error:
         return error_result(name, path, error.kind, str(error), started, expected_lab), {}
-    clock = Clock(options.limits.submission_seconds)
+    clock = Clock(options.limits.submission_seconds, options.limits.reply_bytes)
     steps = program(lab, notebook)
     unchanged = untouched(lab, notebook)
     sessions = Sessions(lab, steps, options, clock, grading)
@@ -406,10 +417,9 @@ def grade(path, options=Options(), expected_lab=None):
                 continue
             try:
                 outcome = judge_activity(sessions.of(activity), grading.probes, grading.cases[activity])
-            except OutOfTime:
+            except OutOfTime as out:
                 status = "timeout"
-                outcome = Outcome(False, f"not graded: the submission used up its "
-                                         f"{options.limits.submission_seconds:g} s time limit")
+                outcome = Outcome(False, f"not graded: the submission {out}")
             if activity in unchanged and not outcome.passed:
                 functions = lab.activities[activity].functions
                 outcome = Outcome(False, "not attempted: your answer cell is still the stub, which raises "

@@ -48,6 +48,12 @@ UNDUMPABLE = ("import ctypes, runpy, sys\n"
 SANDBOX_HOME = "/submission"
 NOBODY = 65534
 MAX_ANSWER = 1 << 16  # a line from a zygote: a PID or an error message
+# The most JSON values a line of the reply pipe may hold (json_values): the largest of the labs'
+# solved notebooks' replies holds 40,036 (scalar_engine's graph of 10,001 nodes). Each value the
+# parser makes costs the grader at most about 100 bytes, so a line costs at most its MAX_REPLY
+# bytes twice over (the line and its strings) and 40 MB of objects while it is parsed, where a
+# line of `[[],[],...]` under MAX_REPLY alone made 490 MiB of empty lists.
+LINE_VALUES = 400_000
 REMOVAL_SECONDS = 300
 # Time limits count the CPU time of the submission's processes, so that a busy machine does not
 # cost a student points; code that waits instead of computing meets this wall-clock backstop.
@@ -87,10 +93,18 @@ class Lines:
         return self.ready.popleft()
 
 
+def json_values(line):
+    """An upper bound on the JSON values in `line` (bytes), counted without parsing it: each
+    but the first follows a comma or opens a container."""
+    return line.count(b",") + line.count(b"[") + line.count(b"{") + 1
+
+
 def parse_reply(line):
-    """A line of the reply pipe as JSON, or None where it is no reply: not JSON, or nested
-    deeper than an honest reply (the parser's own recursion is caught, never let through)."""
-    if line is None:
+    """A line of the reply pipe as JSON, or None where it is no reply: not JSON, holding more
+    values than LINE_VALUES, or nested deeper than an honest reply (the parser's own recursion
+    is caught, never let through). The count comes first, so that what the parser builds of a
+    hostile line stays small (see LINE_VALUES)."""
+    if line is None or json_values(line) > LINE_VALUES:
         return None
     try:
         value = json.loads(line)
@@ -146,6 +160,9 @@ class Limits:
     file_bytes: int = 64 << 20
     processes: int = 64
     disk_bytes: int = 512 << 20  # each of /submission and /tmp, held in memory (tmpfs)
+    # What a submission's workers may write on the grader's pipes in all: the solved notebooks'
+    # gradings read under 100 MB each; the parsing's CPU time counts against the time limit too.
+    reply_bytes: int = 1 << 30
 
 
 @cache
@@ -540,6 +557,27 @@ def stoppers():
     return [EVERY_WORKER] + [stopper for stopper in [getattr(_current, "stopper", None)] if stopper is not None]
 
 
+class Kept:
+    """What the grader keeps of one request: its observations, then its reply, within the
+    bounds Worker.ask states; a line past them is a WorkerFailure, since no honest probe writes it."""
+
+    def __init__(self, declared):
+        self.declared, self.observations, self.size, self.values = declared, [], 0, 0
+
+    def add(self, reply, line):
+        """`reply`: `line` (its bytes) as parse_reply gave it."""
+        self.size += len(line)
+        self.values += json_values(line)
+        if self.size > MAX_REPLY or self.values > LINE_VALUES:
+            raise WorkerFailure("protocol", f"the request's reply and observations took more than {MAX_REPLY} "
+                                            f"bytes or {LINE_VALUES} values")
+        if "observation" in reply:
+            if self.declared is not None and len(self.observations) == self.declared:
+                raise WorkerFailure("protocol", f"the worker sent more observations than the {self.declared} "
+                                                "its probe makes")
+            self.observations.append(reply["observation"])
+
+
 class Worker:
     """One worker process; every request has a time limit."""
 
@@ -602,6 +640,9 @@ class Worker:
         os.close(to_worker)
         os.close(from_worker)
         self._lines, self._seq, self._start = Lines(MAX_REPLY), "0", None
+        # The grader's own CPU seconds spent parsing this worker's lines, counted as the
+        # submission's (see _clock), and the bytes it read from it (see Clock.received).
+        self.parsing, self.received = 0.0, 0
         if any(stopper.stopped.is_set() for stopper in self._stoppers):  # stopped while this one started
             self.close()
             raise GraderError("the grading was stopped: it is no longer wanted")
@@ -613,8 +654,9 @@ class Worker:
         self._start = self._clock()
 
     def _clock(self):
-        """(CPU seconds of the worker's processes or None where they are not counted, wall seconds)."""
-        return self.group.cpu_seconds() if self.group is not None else None, time.monotonic()
+        """(CPU seconds of the worker's processes and of the grader's parsing of its lines, or None
+        where they are not counted, wall seconds)."""
+        return self.group.cpu_seconds() + self.parsing if self.group is not None else None, time.monotonic()
 
     def used(self):
         """Seconds of the submission's time used since the worker was ready: CPU time where it is
@@ -648,13 +690,18 @@ class Worker:
             os.setresgid(NOBODY, NOBODY, NOBODY)
             os.setresuid(NOBODY, NOBODY, NOBODY)
 
-    def ask(self, request, timeout):
+    def ask(self, request, timeout, observations=None, budget=None):
         """Send `request` (None: only wait for the ready message) and return its reply, or raise
         WorkerFailure. `timeout` counts CPU time where the control group counts it (see
         WALL_FACTOR). Lines on the reply pipe that are not this request's reply (the submission
         can write there too: forgeries, garbage, lines too long or too deep to be a reply) are
         skipped; the request's observations, written before its reply, come back in order as the
-        reply's "observations"."""
+        reply's "observations".
+
+        What the grader keeps of a request is bounded whatever the submission writes: its reply
+        and observations together take at most MAX_REPLY bytes and LINE_VALUES values, and at
+        most `observations` observations (the probe's declared count; None: any number). All
+        that is read meanwhile, kept or skipped, takes at most `budget` bytes (None: no bound)."""
         # A fresh random tag per request: a reply the submission forges blindly never matches.
         self._seq = secrets.token_hex(8) if request is not None else "0"
         since = self._clock()
@@ -669,19 +716,23 @@ class Worker:
                     data = data[os.write(self._requests, data[:1 << 16]):]
             except BrokenPipeError:
                 raise self._died() from None
-        observations = []  # a probe's observations come before its reply (worker.py)
+        kept = Kept(observations)  # a probe's observations come before its reply (worker.py)
+        read = self.received
         while True:
-            reply = self._next_line(since, timeout)
+            line, reply = self._next_line(since, timeout)
+            if budget is not None and self.received - read > budget:
+                raise WorkerFailure("protocol", f"the worker wrote more than the {budget} bytes left to the "
+                                                "submission on the grader's pipe")
             if isinstance(reply, dict) and reply.get("seq") == self._seq:
-                if "observation" in reply:
-                    observations.append(reply["observation"])
-                    continue
-                reply["observations"] = observations
-                return reply
+                kept.add(reply, line)
+                if "observation" not in reply:
+                    reply["observations"] = kept.observations
+                    return reply
 
     def _next_line(self, since, timeout):
-        """The next line of the reply pipe as parse_reply gives it: never more than MAX_REPLY
-        bytes of one line are held, however much the submission writes."""
+        """(the next line of the reply pipe, b"" for one too long, and what parse_reply makes of it): never
+        more than MAX_REPLY bytes of one line are held, however much the submission writes. The
+        parsing's CPU time is the submission's."""
         while not self._lines.ready:
             readable = select.select([self._replies], [], [], POLL_SECONDS)[0]
             why = self._over(since, timeout)  # also while a flood keeps the pipe readable
@@ -692,8 +743,17 @@ class Worker:
             chunk = os.read(self._replies, 1 << 20)
             if not chunk:
                 raise self._died()
+            self.received += len(chunk)
             self._lines.feed(chunk)
-        return parse_reply(self._lines.next())
+        line = self._lines.next()
+        started = time.thread_time()
+        try:
+            if line is not None and json_values(line) > LINE_VALUES and self._seq.encode() in line:
+                # The request's tag on a line no honest reply fills: a forgery, refused unparsed.
+                raise WorkerFailure("protocol", "a line carrying the request's tag held more values than any reply")
+            return line or b"", parse_reply(line)
+        finally:
+            self.parsing += time.thread_time() - started
 
     def _died(self):
         try:

@@ -2,10 +2,12 @@
 what the submission's code does afterwards to the probe's records, or to the modules the
 worker writes with, cannot change them, and a case whose reply carries another number of
 observations than its probe makes fails as tampered (grade.judged)."""
+import time
+
 from autograder.grade import judged
-from autograder.sandbox import Limits, Worker
+from autograder.sandbox import Limits, Worker, WorkerFailure, parse_reply
 from autograder.vocabulary import Case
-from autograder.worker import decode
+from autograder.worker import decode, encode
 
 # Submission code: a function the probe calls after observing, which rewrites the probe's record
 # through its frame and patches json.dumps and os.write, which the worker's replies go through.
@@ -51,3 +53,65 @@ def test_a_reply_with_another_number_of_observations_fails_as_tampered(tmp_path)
     assert judged(Case("X", "the probe", "probe", {}, judge, observations=2), reply) is None
     for expected in (1, 3):
         assert "tampered" in judged(Case("X", "the probe", "probe", {}, judge, observations=expected), reply)
+
+
+# Submission code: writes `count` lines of `size` bytes of empty lists as observations of the
+# probe under way, with its tag stolen from the worker's frames (issue 22, class 3).
+FLOOD = """
+import sys
+
+
+def flood(count, size):
+    frame = sys._getframe(1)
+    while "request" not in frame.f_locals or "channel" not in frame.f_locals:
+        frame = frame.f_back
+    empties = "[" + ",".join(["[]"] * (size // 3)) + "]"
+    line = ('{"observation": {"kind": "plain", "value": ' + empties + '}, "seq": "' + frame.f_locals["request"]["seq"]
+            + '"}\\n').encode()
+    for _ in range(count):
+        data = line
+        while data:
+            data = data[frame.f_globals["_write"](frame.f_locals["channel"].fd_out, data):]
+"""
+FLOODED = "def probe(count, size):\n    flood(count, size)\n    return 1\n"
+
+
+def flooded(folder, count, size, observations=None, budget=None):
+    """The reply to FLOODED's probe and the worker's parsing seconds, or the WorkerFailure raised."""
+    worker = Worker(folder, Limits(), True)
+    try:
+        worker.ask({"op": "run", "source": FLOOD}, 60)
+        try:
+            return worker.ask({"op": "probe", "source": FLOODED, "args": {"count": encode(count), "size": encode(size)}},
+                              60, observations, budget), worker.parsing
+        except WorkerFailure as failure:
+            return failure, worker.parsing
+    finally:
+        worker.close()
+
+
+def test_a_line_of_more_values_than_any_reply_is_never_parsed():
+    line = b'{"observation": {"kind": "plain", "value": [' + b",".join([b"[]"] * ((20 << 20) // 3)) + b']}, "seq": "x"}'
+    started = time.thread_time()
+    assert parse_reply(line) is None
+    assert time.thread_time() - started < 1.0, "counting the values costs a pass over the bytes, not a parse"
+
+
+def test_observations_past_the_probes_count_are_a_failure_not_kept(tmp_path):
+    failure, _ = flooded(tmp_path, 2, 1000, observations=1)
+    assert isinstance(failure, WorkerFailure) and "more observations than the 1" in str(failure)
+    reply, _ = flooded(tmp_path, 2, 1000, observations=2)
+    assert len(reply["observations"]) == 2
+
+
+def test_forged_lines_cost_the_submission_and_are_not_kept(tmp_path):
+    """Four lines of 20 MiB of empty lists with the stolen tag: refused unparsed, the request
+    ends as a failure, the reading counts as the submission's time."""
+    failure, parsing = flooded(tmp_path, 4, 20 << 20, observations=0)
+    assert isinstance(failure, WorkerFailure) and failure.kind == "protocol"
+    assert parsing > 0
+
+
+def test_what_a_request_reads_is_bounded_by_its_budget(tmp_path):
+    failure, _ = flooded(tmp_path, 3, 100_000, budget=250_000)
+    assert isinstance(failure, WorkerFailure) and "more than the 250000 bytes" in str(failure)
