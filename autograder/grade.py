@@ -114,9 +114,12 @@ class Session:
     with `hidden` modules runs in a worker that cannot import them, and runs each cell statement
     by statement, so that the code around a failed `import torch` still runs."""
 
-    def __init__(self, lab, steps, options, clock, extra_steps=(), hidden=(), kind=None, reference=None):
+    def __init__(self, lab, steps, options, clock, extra_steps=(), hidden=(), kind=None, reference=None,
+                 apart=frozenset()):
+        """`apart`: the activities whose probes run in the worker of the grader's side of a link
+        (the reference worker, which then serves even where `reference` is None)."""
         self.lab, self.steps, self.options, self.clock = lab, list(steps) + list(extra_steps), options, clock
-        self.hidden, self.reference, self.reference_worker = hidden, reference, None
+        self.hidden, self.reference, self.reference_worker, self.apart = hidden, reference, None, apart
         self.kind = kind if kind is not None else "without PyTorch" if hidden else "with PyTorch"
         self.room = None  # held from the first start until release(): see autograder/rooms.py
         self.skipped = {}  # step index -> why the step is left out of later runs
@@ -124,8 +127,10 @@ class Session:
         self.worker, self.restarts, self.folder = None, 0, None
         self.alone = set()  # indices of given steps known to run without any of the submission's code
 
-    def timeout(self):
-        cell = self.options.limits.cell_seconds * (REFERENCE_FACTOR if self.reference is not None else 1)
+    def timeout(self, apart=False):
+        """`apart`: for a probe run across the link, which pays for every step it takes there."""
+        crossing = self.reference is not None or apart
+        cell = self.options.limits.cell_seconds * (REFERENCE_FACTOR if crossing else 1)
         return min(cell, self.clock.left(self.worker))
 
     def start(self):
@@ -139,7 +144,7 @@ class Session:
                 self.room = ExitStack()
                 self.clock.waited(self.room.enter_context(ROOMS.room(self.kind)))
             self.folder = Path(tempfile.mkdtemp(prefix="grading-"))
-            if self.reference is None:
+            if self.reference is None and not self.apart:
                 self.worker = self.new_worker(self.folder)
             else:
                 self.start_with_reference()
@@ -167,7 +172,8 @@ class Session:
         finally:
             for fd in (*ours, *theirs):
                 os.close(fd)
-        self.reference_worker.ask({"op": "serve_reference", **self.reference}, self.timeout())
+        served = self.reference or {"imports": "", "source": "", "offered": []}
+        self.reference_worker.ask({"op": "serve_reference", **served}, self.timeout())
 
     def run(self, worker, step, timeout):
         return worker.ask({"op": "run_each" if self.hidden else "run", "source": step.source}, timeout,
@@ -218,12 +224,16 @@ class Session:
         self.alone.update(given)
         return True
 
-    def ask(self, request, observations=None):
-        """The worker's reply to `request`, a probe's making `observations` (see Worker.ask)."""
+    def ask(self, request, observations=None, apart=False):
+        """The reply to `request`, a probe's making `observations` (see Worker.ask): from the
+        submission's worker, or, `apart`, from the grader's side of the link, whose lines the
+        submission cannot write."""
         if self.worker is None:
             self.start()
         try:
             with self.clock.phase("probes"):
+                if apart:
+                    return self.reference_worker.ask(request, self.timeout(apart=True), observations)
                 return self.worker.ask(request, self.timeout(), observations, self.clock.bytes_left(self.worker))
         except WorkerFailure:
             self.close()
@@ -280,7 +290,9 @@ class Sessions:
         hidden = hidden_for(self.grading, activity)
         if self.current is None or self.current.hidden != hidden:
             self._retire()
-            self.current = Session(*self.arguments, hidden=hidden, kind=self.kind, reference=self.reference)
+            apart = frozenset(a for a in self.grading.apart if hidden_for(self.grading, a) == hidden)
+            self.current = Session(*self.arguments, hidden=hidden, kind=self.kind, reference=self.reference,
+                                   apart=apart)
         return self.current
 
     def _retire(self):
@@ -323,7 +335,7 @@ def judge_activity(session, probes, cases, quiet=False):
         request = {"op": "probe", "source": probes, "probe": case.probe,
                    "args": {key: encode(value) for key, value in case.args.items()}}
         try:
-            reply = session.ask(request, case.observations)
+            reply = session.ask(request, case.observations, case.activity in session.apart)
         except WorkerFailure as failure:
             failures.append((number, f"{case.title}: {failure}"))
             tokens.append(STOPPED)

@@ -12,6 +12,12 @@ Requests:  {"op": "run", "source": ...}                     execute a cell
                                                             for want of a hidden module
            {"op": "probe", "source": ..., "args": {...}}   run source, call probe(**args) (or the
                                                             function named by "probe", if given)
+           {"op": "serve_reference", "imports": ...,        (to a worker started with a link, that
+            "source": ..., "offered": [...]}                runs no submission code) become the
+                                                            grader's side of the link: define the
+                                                            reference functions offered, then run
+                                                            probes on the submission's objects
+                                                            across the link (see serve_reference)
 Every request carries a random tag `seq` that its reply repeats, so the grader can tell its
 replies from anything else written to OUT. A reply is one line of at most MAX_REPLY bytes (one
 that would be longer is sent as an error instead), nested at most REPLY_NESTING deep; the grader
@@ -33,6 +39,7 @@ import base64
 import json
 import math
 import os
+import select
 import sys
 
 import numpy
@@ -317,6 +324,7 @@ class Link:
         self.namespace = None  # where names are looked up: the user's, or the reference's
         self.epoch = 0  # the reference side's: which copies of attributes are still current
         self.failed = None  # the submission side's: a one-way write that raised, told with the next reply
+        self.thrown = {}  # the submission side's: id on the other side -> the exception made for it here
 
     # values crossing the line
     def pack(self, value, depth=0, share_arrays=False):
@@ -336,13 +344,12 @@ class Link:
         elif depth < 12 and kind is dict:
             return {"kind": "dict", "items": [[self.pack(k, depth + 1), self.pack(v, depth + 1, share_arrays)]
                                               for k, v in _dict.items(value)]}
+        if self.serving and _isinstance(value, BaseException):  # to be raised there, as one of Python's own
+            return {"kind": "exception", "id": self._export(value), "name": describe_error(value)["error"].split(" ")[0]}
         stub_of = self.ids.get(("stub", id(value)))
         if stub_of is not None:
             return {"kind": "back", "id": stub_of}
-        if id(value) not in self.ids:  # exported objects are kept, so their ids are never reused
-            self.count += 1
-            self.ids[id(value)], self.exports[self.count] = self.count, value
-        packed = {"kind": "ref", "id": self.ids[id(value)]}
+        packed = {"kind": "ref", "id": self._export(value)}
         if not self.serving:
             attributes = snapshot(value)
             if attributes is not None:
@@ -356,10 +363,20 @@ class Link:
                 packed["holds"] = held
         return packed
 
+    def _export(self, value):
+        """The id the other side knows `value` by. Exported objects are kept, so ids are never reused."""
+        if id(value) not in self.ids:
+            self.count += 1
+            self.ids[id(value)], self.exports[self.count] = self.count, value
+        return self.ids[id(value)]
+
     def unpack(self, value):
         kind = value["kind"]
         if kind == "back":
             return self.exports[value["id"]]
+        if kind == "exception" and not self.serving:
+            self.thrown[value["id"]] = made = rebuilt({"error": value["name"]}, BaseException)
+            return made
         if kind == "ref":
             found = self.proxies.get(value["id"])
             if found is None:
@@ -402,7 +419,7 @@ class Link:
                 raise ConnectionError("the reference engine's line closed")
             if incoming.get("reply") == number:
                 if "error" in incoming:
-                    raise rebuilt(incoming["error"])
+                    raise self.raised(incoming)
                 if incoming.get("clean") and self.epoch == before + 1:  # no code of the submission's ran
                     self.epoch = before
                 if "attrs" in incoming and "target" in message:  # the target as the submission's side left it
@@ -410,6 +427,12 @@ class Link:
                 self.raise_failed()
                 return self.unpack(incoming["value"])
             self.answer(incoming)
+
+    def raised(self, reply):
+        """The exception an error reply stands for: the very one this side sent, when the other
+        side's code let it through (a block's __exit__), else one of Python's own."""
+        found = self.exports.get(reply.get("raised")) if self.serving else None
+        return found if _isinstance(found, BaseException) else rebuilt(reply["error"])
 
     def raise_failed(self):
         if self.failed is not None:
@@ -438,12 +461,17 @@ class Link:
                 # From the instance's __dict__, where a plain class looks first: no code runs.
                 reply.update(value=self.pack(_object_getattribute(target, "__dict__")[message["name"]]), clean=True,
                              attrs=attributes)
+            elif message["op"] == "made":  # kept here, however plain: the other side's code writes into it
+                reply["value"] = {"kind": "ref", "id": self._export(self.perform(message))}
             else:
                 reply["value"] = self.pack(self.perform(message))
                 if attributes is not None:
                     reply["attrs"] = snapshot(target)
         except BaseException as error:  # the other side's code failed: its caller is told how
             reply = {"reply": message["id"], "error": describe_error(error)}
+            sent = next((ident for ident, made in self.thrown.items() if made is error), None)
+            if sent is not None:
+                reply["raised"] = sent
         self.epoch += 1  # control goes back to the other side
         self.channel.send(reply, "link", limit=None)
 
@@ -460,8 +488,21 @@ class Link:
                 return target(*self.unpack(message["args"]), **self.unpack(message["kwargs"]))
             raise PermissionError("the reference engine only answers calls")
         if op == "global":
+            if "value" in message:  # a probe putting back what the submission's code switched
+                self.namespace[message["name"]] = self.unpack(message["value"])
+                return None
             return self.namespace[message["name"]]
+        if op in ("builtin", "made"):
+            import builtins
+
+            found = getattr(builtins, message["name"])
+            return found() if op == "made" else found
         target = self.exports[message["target"]]
+        if op == "enter":  # a `with` block on the other side: looked up on the type, as Python does
+            return _type(target).__enter__(target)
+        if op == "exit":
+            error = self.unpack(message["value"])
+            return _type(target).__exit__(target, None if error is None else _type(error), error, None)
         if op == "getattr":
             return getattr(target, message["name"])
         if op == "setattr":
@@ -469,7 +510,10 @@ class Link:
         if op == "call":
             return target(*self.unpack(message["args"]), **self.unpack(message["kwargs"]))
         if op == "operator" and message["name"] in OPERATORS:
-            return OPERATORS[message["name"]](target, *self.unpack(message["args"]))
+            operands = self.unpack(message["args"])
+            if message.get("reflected"):
+                return OPERATORS[message["name"]](*operands, target)
+            return OPERATORS[message["name"]](target, *operands)
         if op == "value":
             return _asarray(target) if message.get("array") else target
         if op == "items":
@@ -483,12 +527,13 @@ class Link:
             self.answer(message)
 
 
-def rebuilt(error):
-    """The other side's exception, as one of Python's own (only those cross the line)."""
+def rebuilt(error, base=Exception):
+    """The other side's exception, as one of Python's own (only those cross the line); `base`:
+    the widest kind it may be."""
     import builtins
 
     kind = getattr(builtins, error["error"].split(" ")[0], RuntimeError)
-    kind = kind if _isinstance(kind, type) and issubclass(kind, Exception) else RuntimeError
+    kind = kind if _isinstance(kind, type) and issubclass(kind, base) else RuntimeError
     return kind(error.get("message", ""))
 
 
@@ -501,12 +546,11 @@ OPERATORS["len"] = len
 
 
 def _forward(name, reflected=False):
+    """An operator of Remote, worked out by the submission's object. Reflected (`2.0 * proxy`,
+    `array @ proxy`): the other operand declined, so the object is asked with itself on the right."""
     def method(self, *args):
-        operands = (args[0], self) if reflected else (self, *args)
-        first, rest = operands[0], operands[1:]
-        if _type(first) is Remote:
-            return first._ask("operator", name=name, args=self._link.pack(list(rest)))
-        return OPERATORS[name](first, *rest)
+        flags = {"reflected": True} if reflected else {}
+        return self._ask("operator", name=name, args=self._link.pack(list(args)), **flags)
     return method
 
 
@@ -558,6 +602,9 @@ def snapshot(value):
 class Remote:
     """The reference side's proxy for an object of the submission's (see Link)."""
     __slots__ = ("_link", "_id", "_attrs", "_epoch", "__weakref__")
+    # Above NumPy's arrays, so that `array @ proxy` asks the proxy (__rmatmul__), whose object
+    # answers as it would in its own process, instead of NumPy reading it as an array.
+    __array_priority__ = 1000
 
     def __init__(self, link, ident):
         object.__setattr__(self, "_link", link)
@@ -621,6 +668,12 @@ class Remote:
     def __repr__(self):
         return f"<the submission's object {self._id}>"
 
+    def __enter__(self):
+        return self._ask("enter")
+
+    def __exit__(self, kind, error, trace):
+        return self._ask("exit", value=self._link.pack(error))
+
     __add__, __radd__ = _forward("add"), _forward("add", True)
     __sub__, __rsub__ = _forward("sub"), _forward("sub", True)
     __mul__, __rmul__ = _forward("mul"), _forward("mul", True)
@@ -656,8 +709,10 @@ class ReferenceNamespace(dict):
         return found
 
 
-def serve_reference(link, imports, source, offered):
-    """In the reference worker: define the reference functions, then answer the line until it closes."""
+def serve_reference(link, imports, source, offered, channel=None):
+    """In the grader's side of a link, a worker that runs no submission code: define the
+    reference functions, then answer the line until it closes, and, given the grader's
+    `channel`, run the probes it sends there (see `apart`)."""
     namespace = link.namespace = ReferenceNamespace(link, offered)
     for statement in ast.parse(imports).body:
         try:  # the lab may import what this worker lacks (PyTorch): the reference does not need it
@@ -665,7 +720,58 @@ def serve_reference(link, imports, source, offered):
         except ImportError:
             pass
     _exec(_compile(source, "<reference>", "exec"), namespace)
-    link.serve()
+    if channel is None:
+        link.serve()
+        return
+    absence = Absence(())
+    while (request := idle(channel, link)) is not None:
+        if request["op"] == "probe":
+            run_probe(apart(link, channel.fd_out, request["seq"]), request, channel, absence)
+
+
+def apart(link, fd_out, seq):
+    """The scope of a probe run on this side of the link: the submission's names are proxies of
+    its objects (see ReferenceNamespace), so the probe's own code, its observations and its reply
+    stay out of the submission's process, which only answers what the probe asks of its objects.
+    Besides _observe, such a probe has _student(name), a builtin of the submission's process
+    (`id`), _made(name), an object made there by calling one (a `dict` that the submission's code
+    is to write into: a plain one would cross by value), and _set_global(name, value) to put back
+    a global of its namespace."""
+    scope = ReferenceNamespace(link, ())
+    scope["_observe"] = _observer(fd_out, seq)
+    scope["_student"] = lambda name: link.request({"op": "builtin", "name": name})
+    scope["_made"] = lambda name: link.request({"op": "made", "name": name})
+    scope["_set_global"] = lambda name, value: link.request({"op": "global", "name": name, "value": link.pack(value)})
+    return scope
+
+
+def run_probe(scope, request, channel, absence):
+    """Run the probe `request` names in `scope` and send its reply."""
+    try:
+        source = request["source"]
+        code = _probe_code.get(source)
+        if code is None:
+            code = _probe_code[source] = _compile(source, "<string>", "exec")
+        _exec(code, scope)
+        answer = scope[request.get("probe", "probe")](**{k: decode(v) for k, v in request["args"].items()})
+        channel.send({"ok": True, "value": encode(answer)}, request["seq"])
+    except BaseException as error:  # the submission's errors are the grader's data
+        channel.send(absence.describe(error), request["seq"])
+
+
+def idle(channel, line):
+    """The grader's next request, or None once its pipe closes. Meanwhile, given a `line`, the
+    other side's requests on it are answered: a probe running there works on this side's objects."""
+    while line is not None and b"\n" not in channel.buffer:
+        if b"\n" not in line.channel.buffer and line.channel.fd_in not in select.select(
+                [channel.fd_in, line.channel.fd_in], [], [])[0]:
+            break
+        message = line.channel.receive()
+        if message is None:  # the other side is gone: the grader's pipe is all that is left
+            break
+        if "op" in message:  # not a late reply to a request given up on
+            line.answer(message)
+    return channel.receive()
 
 
 def main(fd_in, fd_out, hidden=(), link=None):
@@ -691,13 +797,15 @@ def main(fd_in, fd_out, hidden=(), link=None):
         shell.user_ns["_reference_functions"] = lambda *names: [line.request({"op": "function", "name": name})
                                                                 for name in names]
     channel.send({"ready": True}, "0")
-    while (request := channel.receive()) is not None:
+    answering = None  # the line, once this worker is known to be the submission's side of it
+    while (request := idle(channel, answering)) is not None:
         seq = request["seq"]
-        if request["op"] == "serve_reference" and link is not None:
+        if request["op"] == "serve_reference" and link is not None and answering is None:
             channel.send({"ok": True}, seq)
             serve_reference(Link(link[0], link[1], serving=True), request["imports"], request["source"],
-                            request["offered"])
+                            request["offered"], channel)
             return
+        answering = line
         if request["op"] == "run":
             result = shell.run_cell(request["source"], store_history=False, silent=True)
             failure = result.error_before_exec or result.error_in_exec
@@ -709,16 +817,7 @@ def main(fd_in, fd_out, hidden=(), link=None):
             sys.setprofile(None)
             scope = _dict(shell.user_ns)
             scope["_observe"] = _observer(fd_out, seq)
-            try:
-                source = request["source"]
-                code = _probe_code.get(source)
-                if code is None:
-                    code = _probe_code[source] = _compile(source, "<string>", "exec")
-                _exec(code, scope)
-                answer = scope[request.get("probe", "probe")](**{k: decode(v) for k, v in request["args"].items()})
-                channel.send({"ok": True, "value": encode(answer)}, seq)
-            except BaseException as error:  # the submission's errors are the grader's data
-                channel.send(absence.describe(error), seq)
+            run_probe(scope, request, channel, absence)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,11 @@ A lab named ``<lab>`` is
                    an input class (shapes, graph shapes, a zero, a tie, a value at a kink) is
                    fixed; the values around it are drawn. The same seed gives the same cases;
                    two seeds give cases of the same structure (the same activities, number of
-                   cases, probes and argument shapes) with other values;
+                   cases, probes and argument shapes) with other values. Optionally ``APART =
+                   (activity, ...)``: the activities whose method is the point, so that the
+                   submission's process could work out a correct reply without it: their probes
+                   run in a worker of the grader's that holds no submission code, on proxies of
+                   the submission's objects (autograder/worker.py, ``apart``);
   ``probes.py``    functions the sandbox runs in the submission's namespace; every Case names
                    one of them and its keyword arguments. They return plain data, know no
                    expected value and judge nothing (the only file of the three a submission's
@@ -83,6 +87,7 @@ class Grading:
     cases: dict  # activity -> [Case], for one seed
     probes: str  # the source of probes.py, sent into the sandbox
     mistakes: tuple
+    apart: frozenset = frozenset()  # the activities whose probes run outside the submission's process
 
 
 @cache
@@ -118,6 +123,7 @@ def problems_of(lab, folder=None, seed=CHECK_SEED):
         cases_module, mistakes_module = _import(lab.name, "cases"), _import(lab.name, "mistakes")
         depends = getattr(cases_module, "DEPENDS", None)
         uses_pytorch = getattr(cases_module, "USES_PYTORCH", None)
+        apart = getattr(cases_module, "APART", ())
         cases = cases_module.cases(seed) if callable(getattr(cases_module, "cases", None)) else None
         mistakes = getattr(mistakes_module, "MISTAKES", None)
     except Exception as error:  # a lab's own bug: report it, never crash the grader
@@ -140,6 +146,8 @@ def problems_of(lab, folder=None, seed=CHECK_SEED):
     if not isinstance(mistakes, (list, tuple)):
         problems.append("mistakes.py must define MISTAKES, a list of Mistake")
         mistakes = ()
+    problems += [f"APART names activity {name}, which the notebook does not have" for name in apart
+                 if name not in activities]
     for activity, needs in depends.items():
         for name in (activity, *needs):
             if name not in activities:
@@ -185,7 +193,7 @@ def problems_of(lab, folder=None, seed=CHECK_SEED):
             problems.append(f"mistake '{mistake.description}' must redefine functions of activity "
                             f"{mistake.activity} ({', '.join(activities[mistake.activity].functions)})")
     grading = Grading(lab, {k: tuple(v) for k, v in depends.items()}, frozenset(uses_pytorch), cases, probes,
-                      tuple(mistakes))
+                      tuple(mistakes), frozenset(apart))
     return problems, grading
 
 

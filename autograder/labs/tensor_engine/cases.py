@@ -33,6 +33,11 @@ DEPENDS = {"3": ("1a", "1b", "2"), "4": ("1a", "1b", "2", "3"), "5": ("1a", "1b"
 # The witness (5) is a comparison with PyTorch; every other activity is graded without it.
 USES_PYTORCH = ("5",)
 
+# The activities that teach a method (Adam's state, no_grad, forward mode, double backprop,
+# to_dot's walk of the graph): the submission's process could write the reply a correct answer
+# gives without it, so their probes run apart from it and only ask its objects.
+APART = ("A", "B", "C", "D", "F")
+
 TOL = 1e-9
 
 

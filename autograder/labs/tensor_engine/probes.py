@@ -9,6 +9,10 @@ knows an expected value or judges. A probe that must record something before han
 the student's code again (B's results inside a block, F's node names) sends it with `_observe`,
 which the worker puts in its scope: it leaves the sandbox at once (autograder/worker.py). Probes
 bind it to a local first, so rebinding the global later changes nothing.
+
+The probes of the activities cases.APART names run apart from the submission's process, on
+proxies of its objects (worker.apart): the arrays they are given and read back cross by value,
+and they reach the submission's builtins and globals through _student, _made and _set_global.
 """
 # ruff: noqa: F821 -- Tensor, MLP and the student's functions come from the submission's namespace
 import numpy as _np
@@ -362,7 +366,9 @@ def adam(datas, grads, lr, betas, eps, history):
     for step_grads, which in zip(grads, history):
         for p, g in zip(params, step_grads):
             p.grad = _np.array(g, dtype=_np.float64)
-        adam_step(params, states.setdefault(which, {}), lr, tuple(betas), eps)
+        if which not in states:  # made in the submission's process, so that adam_step's writes stay in it
+            states[which] = _made("dict")
+        adam_step(params, states[which], lr, tuple(betas), eps)
         trail.append({"datas": [_snap(p.data) for p in params], "grads": [_snap(p.grad) for p in params]})
     return trail
 
@@ -376,8 +382,10 @@ def quiet(expression, leaves):
     each time how many parents the result kept, whether a leaf received a gradient, and the
     value, observed as soon as it is known; and whether the exceptions came out of their blocks.
     The switch is put back as it was found, whatever no_grad did."""
-    switch = Tensor.__init__.__globals__
-    found = switch.get("grad_enabled")
+    try:
+        found = grad_enabled
+    except NameError:
+        found = None
 
     def run():
         made = {key: Tensor(value) for key, value in leaves.items()}
@@ -427,7 +435,7 @@ def quiet(expression, leaves):
         suspended.close()  # raises GeneratorExit inside the block
         observe(run())
     finally:
-        switch["grad_enabled"] = found
+        _set_global("grad_enabled", found)
 
 
 # ---------------------------------------------------------------- C: forward mode
@@ -557,9 +565,9 @@ def tape(spec):
     """to_dot on the graph `spec` ([label, parent indices, shape] per node, leaves with no
     parents), rooted at its last node: the text. Every node's name, n<id>, is observed before
     to_dot runs; the grader knows the rest of the graph from its own spec."""
-    observe = _observe
+    observe, identity = _observe, _student("id")
     nodes = []
     for label, parents, shape in spec:
         nodes.append(Tensor(_np.zeros(shape), [nodes[i] for i in parents], label))
-    observe([f"n{id(n)}" for n in nodes])
+    observe([f"n{identity(n)}" for n in nodes])
     return to_dot(nodes[-1])
