@@ -3,6 +3,7 @@ the submission's objects in another. Reads of plain attributes come from the cop
 with an object, so they must never be stale, and must never skip code the submission wrote."""
 import os
 
+import numpy
 import pytest
 
 from autograder import worker
@@ -127,3 +128,107 @@ def test_code_the_submission_wrote_runs_for_every_access(line):
     w = WithSetattr(1.0)
     assert reference(link, "write")(w, 4.0) == 8.0
     assert w.grad == 8.0
+
+
+# The submission's side of a line whose other end runs a probe apart (worker.apart): the probe
+# asks, the submission's objects answer.
+SUBMISSION = '''
+from contextlib import contextmanager
+
+flag = True
+
+
+@contextmanager
+def switched():
+    global flag
+    before, flag = flag, False
+    try:
+        yield
+    finally:
+        flag = before
+
+
+class Box:
+    __array_ufunc__ = None  # NumPy's arrays leave their operators with a Box to it
+
+    def __init__(self, value):
+        self.value = value
+
+    def __rmul__(self, other):
+        return other * self.value
+
+    def __rmatmul__(self, other):
+        return ("rmatmul", other)
+
+
+def count_into(state, key):
+    state[key] = state.get(key, 0) + 1
+    return dict(state)
+'''
+
+
+@pytest.fixture
+def probing():
+    """A probe's namespace, on the grader's side of a Link whose other end, a forked child, is the
+    submission's side holding SUBMISSION's names."""
+    to_submission, from_submission = os.pipe(), os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(to_submission[1])
+        os.close(from_submission[0])
+        try:
+            link = worker.Link(to_submission[0], from_submission[1], serving=False)
+            link.namespace = {}
+            exec(SUBMISSION, link.namespace)
+            link.serve()
+        finally:
+            os._exit(0)
+    os.close(to_submission[0])
+    os.close(from_submission[1])
+    link = worker.Link(from_submission[0], to_submission[1], serving=True)
+    try:
+        yield worker.apart(link, os.open(os.devnull, os.O_WRONLY), "0")
+    finally:
+        os.close(to_submission[1])
+        os.close(from_submission[0])
+        os.waitpid(pid, 0)
+
+
+class Raised(Exception):
+    pass
+
+
+def test_a_with_block_on_a_proxy_runs_the_submissions_enter_and_exit(probing):
+    flag = lambda: probing["flag"]  # noqa: E731 -- a plain global is read afresh each time
+    with probing["switched"]():
+        assert flag() is False
+    assert flag() is True
+
+
+@pytest.mark.parametrize("error", [Raised("mine"), KeyboardInterrupt(), GeneratorExit()],
+                         ids=["exception", "keyboard-interrupt", "generator-exit"])
+def test_an_exception_leaves_a_block_on_a_proxy_as_itself(probing, error):
+    with pytest.raises(type(error)) as left:
+        with probing["switched"]():
+            raise error
+    assert left.value is error
+    assert probing["flag"] is True
+
+
+def test_reflected_operators_are_worked_out_by_the_submissions_object(probing):
+    box = probing["Box"](3.0)
+    assert 2.0 * box == 6.0
+    kind, operand = numpy.eye(2) @ box
+    assert kind == "rmatmul" and numpy.array_equal(operand, numpy.eye(2))
+
+
+def test_an_object_made_there_keeps_what_the_submissions_code_writes(probing):
+    state = probing["_made"]("dict")
+    probing["count_into"](state, "a")
+    assert probing["count_into"](state, "a") == {"a": 2}
+
+
+def test_a_probe_puts_back_a_global_of_the_submissions(probing):
+    probing["_set_global"]("flag", "restored")
+    assert probing["flag"] == "restored"
+    assert probing["_student"]("id")(probing["Box"]) > 0

@@ -9,7 +9,8 @@ that hand their work to PyTorch (delegation.py: one from the lab's policy, and r
 pt03_autodiff), the attacks through the batch folder's links, pipes and names (files.py), the
 faults that must cost no more than their own activity (faults.py), and the attacks written for
 that lab alone (SPECIFIC: pt03.py for pt03_autodiff; methods.py, on what a hidden check
-certifies, for pt03_autodiff and tensor_engine). The expected scores come from the lab's
+certifies, for pt03_autodiff and tensor_engine; forgery.py, replies and observations forged
+with the worker's stolen tag, for tensor_engine). The expected scores come from the lab's
 activities, points and policy.
 
     python -m tests.adversarial.corpus [--lab NAME]    grade the corpus of each lab (or of NAME)
@@ -23,10 +24,10 @@ from pathlib import Path
 
 import nbformat
 
-from tests.adversarial import channels, delegation, faults, files, generic, methods, pt03
+from tests.adversarial import channels, delegation, faults, files, forgery, generic, methods, pt03
 from tests.helpers import CELL_TIMEOUT, ROOT, results_in
 # lab name -> the functions (lab) -> [Attack] of the attacks that make sense for it alone
-SPECIFIC = {pt03.LAB: (pt03.attacks, methods.pt03_attacks), methods.TENSOR: (methods.tensor_attacks,)}
+SPECIFIC = {pt03.LAB: (pt03.attacks, methods.pt03_attacks), methods.TENSOR: (methods.tensor_attacks, forgery.attacks)}
 
 
 def own_attacks(lab):
