@@ -747,6 +747,7 @@ def apart(link, fd_out, seq):
 
 def run_probe(scope, request, channel, absence):
     """Run the probe `request` names in `scope` and send its reply."""
+    seq = request["seq"]
     try:
         source = request["source"]
         code = _probe_code.get(source)
@@ -754,9 +755,9 @@ def run_probe(scope, request, channel, absence):
             code = _probe_code[source] = _compile(source, "<string>", "exec")
         _exec(code, scope)
         answer = scope[request.get("probe", "probe")](**{k: decode(v) for k, v in request["args"].items()})
-        channel.send({"ok": True, "value": encode(answer)}, request["seq"])
+        channel.send({"ok": True, "value": encode(answer)}, seq)
     except BaseException as error:  # the submission's errors are the grader's data
-        channel.send(absence.describe(error), request["seq"])
+        channel.send(absence.describe(error), seq)
 
 
 def idle(channel, line):

