@@ -3,8 +3,11 @@ what the submission's code does afterwards to the probe's records, or to the mod
 worker writes with, cannot change them, and a case whose reply carries another number of
 observations than its probe makes fails as tampered (grade.judged)."""
 import time
+from types import SimpleNamespace
 
-from autograder.grade import judged
+import pytest
+
+from autograder.grade import Clock, OutOfTime, judged
 from autograder.sandbox import Limits, Worker, WorkerFailure, parse_reply
 from autograder.vocabulary import Case
 from autograder.worker import decode, encode
@@ -115,3 +118,14 @@ def test_forged_lines_cost_the_submission_and_are_not_kept(tmp_path):
 def test_what_a_request_reads_is_bounded_by_its_budget(tmp_path):
     failure, _ = flooded(tmp_path, 3, 100_000, budget=250_000)
     assert isinstance(failure, WorkerFailure) and "more than the 250000 bytes" in str(failure)
+
+
+def test_a_submissions_workers_share_one_allowance_of_bytes():
+    """What the grader read from a submission's earlier workers counts against its later ones."""
+    clock = Clock(600, reply_bytes=1000)
+    earlier, later = SimpleNamespace(received=700, used=lambda: 0.0), SimpleNamespace(received=200)
+    clock.charge(earlier)
+    assert clock.bytes_left(later) == 100
+    later.received = 300
+    with pytest.raises(OutOfTime, match="more than its 1000 bytes"):
+        clock.bytes_left(later)
