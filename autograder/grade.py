@@ -116,8 +116,8 @@ class Session:
 
     def __init__(self, lab, steps, options, clock, extra_steps=(), hidden=(), kind=None, reference=None,
                  apart=frozenset()):
-        """`apart`: the activities whose probes run in the worker of the grader's side of a link
-        (the reference worker, which then serves even where `reference` is None)."""
+        """`apart`: the probes that run in the worker of the grader's side of a link (the
+        reference worker, which then serves even where `reference` is None)."""
         self.lab, self.steps, self.options, self.clock = lab, list(steps) + list(extra_steps), options, clock
         self.hidden, self.reference, self.reference_worker, self.apart = hidden, reference, None, apart
         self.kind = kind if kind is not None else "without PyTorch" if hidden else "with PyTorch"
@@ -290,7 +290,9 @@ class Sessions:
         hidden = hidden_for(self.grading, activity)
         if self.current is None or self.current.hidden != hidden:
             self._retire()
-            apart = frozenset(a for a in self.grading.apart if hidden_for(self.grading, a) == hidden)
+            apart = frozenset(case.probe for other, cases in self.grading.cases.items()
+                              if hidden_for(self.grading, other) == hidden for case in cases
+                              if case.probe in self.grading.apart)
             self.current = Session(*self.arguments, hidden=hidden, kind=self.kind, reference=self.reference,
                                    apart=apart)
         return self.current
@@ -335,7 +337,7 @@ def judge_activity(session, probes, cases, quiet=False):
         request = {"op": "probe", "source": probes, "probe": case.probe,
                    "args": {key: encode(value) for key, value in case.args.items()}}
         try:
-            reply = session.ask(request, case.observations, case.activity in session.apart)
+            reply = session.ask(request, case.observations, case.probe in session.apart)
         except WorkerFailure as failure:
             failures.append((number, f"{case.title}: {failure}"))
             tokens.append(STOPPED)

@@ -325,6 +325,7 @@ class Link:
         self.epoch = 0  # the reference side's: which copies of attributes are still current
         self.failed = None  # the submission side's: a one-way write that raised, told with the next reply
         self.thrown = {}  # the submission side's: id on the other side -> the exception made for it here
+        self.lent = set()  # the reference side's: ids of the objects whose public attributes the other side may read
 
     # values crossing the line
     def pack(self, value, depth=0, share_arrays=False):
@@ -350,6 +351,8 @@ class Link:
         if stub_of is not None:
             return {"kind": "back", "id": stub_of}
         packed = {"kind": "ref", "id": self._export(value)}
+        if packed["id"] in self.lent:
+            packed["lent"] = True
         if not self.serving:
             attributes = snapshot(value)
             if attributes is not None:
@@ -381,6 +384,8 @@ class Link:
             found = self.proxies.get(value["id"])
             if found is None:
                 found = Remote(self, value["id"]) if self.serving else self._stub(value["id"], value.get("holds", ()))
+                if value.get("lent") and not self.serving:
+                    found = self._borrowed(value["id"], found)
                 self.proxies[value["id"]] = found
             if self.serving and "attrs" in value:
                 found._remember(value["attrs"])
@@ -405,6 +410,12 @@ class Link:
 
         self.ids[("stub", id(reference_function))] = ident
         return reference_function
+
+    def _borrowed(self, ident, call):
+        """The submission's side of an object the other side lent (see `apart`'s _lend)."""
+        borrowed = Borrowed(call, lambda name: self.request({"op": "getattr", "target": ident, "name": name}))
+        self.ids[("stub", id(borrowed))] = ident
+        return borrowed
 
     # the conversation
     def request(self, message):
@@ -480,13 +491,15 @@ class Link:
         if self.serving:  # the submission may only call what the reference engine gave it
             if op == "function" and message["name"] in self.namespace.offered:
                 return self.namespace[message["name"]]
+            if op == "getattr" and message["target"] in self.lent and not message["name"].startswith("_"):
+                return getattr(self.exports[message["target"]], message["name"])
             if op == "call":
                 target = self.exports[message["target"]]
                 for held, attributes in message.get("fresh", ()):
                     if held in self.proxies:
                         self.proxies[held]._remember(attributes)
                 return target(*self.unpack(message["args"]), **self.unpack(message["kwargs"]))
-            raise PermissionError("the reference engine only answers calls")
+            raise PermissionError("the reference engine only answers calls, and reads of what it lent")
         if op == "global":
             if "value" in message:  # a probe putting back what the submission's code switched
                 self.namespace[message["name"]] = self.unpack(message["value"])
@@ -686,6 +699,24 @@ class Remote:
     __getitem__, __setitem__ = _forward("getitem"), _forward("setitem")
 
 
+class Borrowed:
+    """An object the grader's side of a link lent the submission's (a test network): it may be
+    called, and its public attributes read, across the line; the reference side refuses the rest."""
+    __slots__ = ("_call", "_read", "__weakref__")
+
+    def __init__(self, call, read):
+        object.__setattr__(self, "_call", call)
+        object.__setattr__(self, "_read", read)
+
+    def __call__(self, *args, **kwargs):
+        return self._call(*args, **kwargs)
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return self._read(name)
+
+
 class ReferenceNamespace(dict):
     """The reference functions' globals: the reference's own definitions and the modules the lab
     imports, then the submission's names (the lab's given classes and helpers), fetched across the
@@ -736,11 +767,13 @@ def apart(link, fd_out, seq):
     Besides _observe, such a probe has _student(name), a builtin of the submission's process
     (`id`), _made(name), an object made there by calling one (a `dict` that the submission's code
     is to write into: a plain one would cross by value), and _set_global(name, value) to put back
-    a global of its namespace."""
+    a global of its namespace, and _lend(value), which lets the submission's code read value's
+    public attributes (a test network's params, its zero_grad) besides calling it."""
     scope = ReferenceNamespace(link, ())
     scope["_observe"] = _observer(fd_out, seq)
     scope["_student"] = lambda name: link.request({"op": "builtin", "name": name})
     scope["_made"] = lambda name: link.request({"op": "made", "name": name})
+    scope["_lend"] = lambda value: (link.lent.add(link._export(value)), value)[1]
     scope["_set_global"] = lambda name, value: link.request({"op": "global", "name": name, "value": link.pack(value)})
     return scope
 

@@ -22,10 +22,10 @@ A lab named ``<lab>`` is
                    fixed; the values around it are drawn. The same seed gives the same cases;
                    two seeds give cases of the same structure (the same activities, number of
                    cases, probes and argument shapes) with other values. Optionally ``APART =
-                   (activity, ...)``: the activities whose method is the point, so that the
-                   submission's process could work out a correct reply without it: their probes
-                   run in a worker of the grader's that holds no submission code, on proxies of
-                   the submission's objects (autograder/worker.py, ``apart``);
+                   (probe, ...)``: the probes of what teaches a method, where the submission's
+                   process could work out a correct reply without it: they run in a worker of
+                   the grader's that holds no submission code, on proxies of the submission's
+                   objects (autograder/worker.py, ``apart``);
   ``probes.py``    functions the sandbox runs in the submission's namespace; every Case names
                    one of them and its keyword arguments. They return plain data, know no
                    expected value and judge nothing (the only file of the three a submission's
@@ -87,7 +87,7 @@ class Grading:
     cases: dict  # activity -> [Case], for one seed
     probes: str  # the source of probes.py, sent into the sandbox
     mistakes: tuple
-    apart: frozenset = frozenset()  # the activities whose probes run outside the submission's process
+    apart: frozenset = frozenset()  # the probes that run outside the submission's process
 
 
 @cache
@@ -146,8 +146,6 @@ def problems_of(lab, folder=None, seed=CHECK_SEED):
     if not isinstance(mistakes, (list, tuple)):
         problems.append("mistakes.py must define MISTAKES, a list of Mistake")
         mistakes = ()
-    problems += [f"APART names activity {name}, which the notebook does not have" for name in apart
-                 if name not in activities]
     for activity, needs in depends.items():
         for name in (activity, *needs):
             if name not in activities:
@@ -157,6 +155,8 @@ def problems_of(lab, folder=None, seed=CHECK_SEED):
     except SyntaxError as error:
         problems.append(f"probes.py is not valid Python: {error}")
         probe_names = set()
+    problems += [f"APART names probe {name}, which probes.py does not define" for name in apart
+                 if name not in probe_names]
     for activity in activities:
         if not cases.get(activity):
             problems.append(f"activity {activity} has no hidden cases in cases.py")

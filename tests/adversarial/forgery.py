@@ -10,13 +10,16 @@ writes on its channel is taken for their observations or replies.
 
 * forged-no-grad: B's no_grad switches nothing off.
 * forged-adam, forged-forward-mode, forged-double-backprop: A, C and D with a catalogued mistake.
+* forged-gradient-check: activity 4's gradient_check compares only the first parameter.
 * forged-lines: E's conv2d, otherwise correct, writes four observation lines of 20 MiB with the
   stolen tag: the grader must neither keep them nor spend more than the submission's own time
   and a bounded memory reading them.
 """
 import json
 
+from autograder.catalogue import patched
 from tests.adversarial.common import Attack, answer, reference, wrapped, wrong_answer
+from tests.adversarial.methods import mistake_code
 
 LAB = "tensor_engine"
 
@@ -97,10 +100,10 @@ def _flood():
 '''
 
 
-def forging(lab, activity, base, already=0):
-    """A build step: `base` as the activity's answer, each of its functions forging the probe's
-    observations and reply (the reference's) at its first call in a request."""
-    functions = lab.activities[activity].functions
+def forging(lab, activity, base, already=0, functions=None):
+    """A build step: `base` as the activity's answer, each of its `functions` (default: all)
+    forging the probe's observations and reply (the reference's) at its first call in a request."""
+    functions = functions or lab.activities[activity].functions
     body = f"_forge({json.dumps(reference(lab, activity))}, {already})\nreturn plain(*args, **kwargs)"
     return lambda lab_, solved, blank, context: answer(solved, activity, wrapped(base, functions, THIEF, body))
 
@@ -122,6 +125,9 @@ def attacks(lab):
                build=forging(lab, "C", wrong_answer(lab, "C"))),
         Attack("forged-double-backprop", "a wrong double backprop forges the probes' replies", zero=frozenset({"D"}),
                build=forging(lab, "D", wrong_answer(lab, "D"))),
+        Attack("forged-gradient-check", "a gradient_check that compares only the first parameter forges its probes' "
+               "replies", zero=frozenset({"4"}), build=forging(lab, "4", patched(reference(lab, "4"), mistake_code(
+                   lab, "gradient_check compares only the first parameter")), functions=["gradient_check"])),
         Attack("forged-lines", "conv2d writes four observation lines of 20 MiB with the stolen tag",
                zero=frozenset({"E"}), build=flooding(lab)),
     ]

@@ -33,10 +33,12 @@ DEPENDS = {"3": ("1a", "1b", "2"), "4": ("1a", "1b", "2", "3"), "5": ("1a", "1b"
 # The witness (5) is a comparison with PyTorch; every other activity is graded without it.
 USES_PYTORCH = ("5",)
 
-# The activities that teach a method (Adam's state, no_grad, forward mode, double backprop,
-# to_dot's walk of the graph): the submission's process could write the reply a correct answer
-# gives without it, so their probes run apart from it and only ask its objects.
-APART = ("A", "B", "C", "D", "F")
+# The probes of what teaches a method (Adam's state, no_grad, forward mode, double backprop,
+# to_dot's walk of the graph, the gradient checks' differences): the submission's process could
+# write the reply a correct answer gives without it, so they run apart from it and only ask its
+# objects. (A, B, C, D, F and activity 4's gradient checks.)
+APART = ("adam", "quiet", "tangent", "jacobian", "tangent_drawn", "jacobian_drawn", "contributions", "gradient_of",
+         "curvature", "newton", "tape", "checked", "checked_mlp")
 
 TOL = 1e-9
 

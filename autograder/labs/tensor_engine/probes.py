@@ -10,9 +10,10 @@ the student's code again (B's results inside a block, F's node names) sends it w
 which the worker puts in its scope: it leaves the sandbox at once (autograder/worker.py). Probes
 bind it to a local first, so rebinding the global later changes nothing.
 
-The probes of the activities cases.APART names run apart from the submission's process, on
+The probes cases.APART names run apart from the submission's process, on
 proxies of its objects (worker.apart): the arrays they are given and read back cross by value,
-and they reach the submission's builtins and globals through _student, _made and _set_global.
+they reach the submission's builtins and globals through _student, _made and _set_global, and
+_lend lets its code read a network's attributes.
 """
 # ruff: noqa: F821 -- Tensor, MLP and the student's functions come from the submission's namespace
 import numpy as _np
@@ -337,13 +338,14 @@ def checked(arrays, stale, X, y, h, bend):
     """gradient_check on a _Bent network (h left at its default when None); `bend` is its
     (centre, width, depth)."""
     model = _Bent(arrays, stale, *bend)
-    result = gradient_check(model, X, y) if h is None else gradient_check(model, X, y, h)
+    lent = _lend(model)  # gradient_check reads its params and calls its zero_grad
+    result = gradient_check(lent, X, y) if h is None else gradient_check(lent, X, y, h)
     return {"result": result, "after": [_snap(p.data) for p in model.params]}
 
 
 def checked_mlp(sizes, seed, X, y):
     """gradient_check on the notebook's MLP(sizes, default_rng(seed))."""
-    model = MLP(sizes, _np.random.default_rng(seed))
+    model = MLP(sizes, _lend(_np.random.default_rng(seed)))  # MLP draws from it: rng.normal(...)
     before = [_snap(p.data) for p in model.params]
     result = gradient_check(model, X, y)
     return {"result": result, "before": before, "after": [_snap(p.data) for p in model.params]}
