@@ -19,7 +19,7 @@ from autograder.labs import LabNotGradable, course_labs, grading_for
 from autograder.errors import GraderError
 from autograder.policy import NEEDED_PYTORCH, hidden_for, pytorch_mentions
 from autograder.rooms import ROOMS, alone
-from autograder.sandbox import (WALL_FACTOR, WITHOUT_PYTORCH, Limits, Worker, WorkerFailure, process_scratch,
+from autograder.sandbox import (WALL_FACTOR, WITHOUT_PYTORCH, Limits, Pool, Worker, WorkerFailure, process_scratch,
                                 remove_tree)
 from autograder.secret import course_secret, submission_seed
 from autograder.submission import Step, SubmissionError, answers, identify, load, program, student_name, untouched
@@ -165,9 +165,10 @@ class Session:
         try:
             self.worker = self.new_worker(self.folder, link=(theirs[0], ours[1]))
             self.reference_folder = Path(tempfile.mkdtemp(prefix="grading-reference-"))
+            pool = options.pool.running(WITHOUT_PYTORCH) if isinstance(options.pool, Pool) else options.pool
             with self.clock.phase("start"):
                 self.reference_worker = Worker(self.reference_folder, options.limits, options.sandboxed,
-                                               options.pool, WITHOUT_PYTORCH, link=(ours[0], theirs[1]),
+                                               pool, WITHOUT_PYTORCH, link=(ours[0], theirs[1]),
                                                group=self.worker.group)
         finally:
             for fd in (*ours, *theirs):
