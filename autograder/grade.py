@@ -93,15 +93,22 @@ class Clock:
             raise OutOfTime(f"used up its {self.seconds:g} s time limit")
         return left
 
-    def bytes_left(self, worker):
-        """What the submission's workers may still write on the grader's pipes."""
-        left = self.reply_bytes - self.received - (worker.received if worker is not None else 0)
+    def bytes_left(self, *workers):
+        """What the submission's workers (those running, and those closed before) may still write
+        on the grader's pipes."""
+        left = self.reply_bytes - self.received - sum(worker.received for worker in workers if worker is not None)
         if left <= 0:
             raise OutOfTime(f"wrote more than its {self.reply_bytes} bytes on the grader's pipes")
         return left
 
     def charge(self, worker):
         self.spent += worker.used()
+        self.received += worker.received
+
+    def charge_reading(self, worker):
+        """For the grader's side of a link, whose CPU time its submission's worker counts already:
+        what the grader read from it, and its parsing, which the submission's answers shape."""
+        self.spent += worker.parsing
         self.received += worker.received
 
     def waited(self, seconds):
@@ -234,7 +241,8 @@ class Session:
         try:
             with self.clock.phase("probes"):
                 if apart:
-                    return self.reference_worker.ask(request, self.timeout(apart=True), observations)
+                    return self.reference_worker.ask(request, self.timeout(apart=True), observations,
+                                                     self.clock.bytes_left(self.worker, self.reference_worker))
                 return self.worker.ask(request, self.timeout(), observations, self.clock.bytes_left(self.worker))
         except WorkerFailure:
             self.close()
@@ -260,6 +268,7 @@ class Session:
             self.worker.close()
             self.worker = None
         if self.reference_worker is not None:
+            self.clock.charge_reading(self.reference_worker)
             self.reference_worker.close()
             self.reference_worker = None
             remove_tree(self.reference_folder)

@@ -129,3 +129,11 @@ def test_a_submissions_workers_share_one_allowance_of_bytes():
     later.received = 300
     with pytest.raises(OutOfTime, match="more than its 1000 bytes"):
         clock.bytes_left(later)
+
+
+def test_what_the_grader_read_from_the_reference_side_is_the_submissions_too():
+    """Its answers shape what the grader's side of a link sends: the bytes and the parsing count,
+    its CPU time does not (its submission's worker counts the control group they share)."""
+    clock = Clock(600, reply_bytes=1000)
+    clock.charge_reading(SimpleNamespace(received=400, parsing=0.25, used=lambda: 99.0))
+    assert (clock.spent, clock.bytes_left(SimpleNamespace(received=100), SimpleNamespace(received=200))) == (0.25, 300)
