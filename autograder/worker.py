@@ -326,6 +326,7 @@ class Link:
         self.failed = None  # the submission side's: a one-way write that raised, told with the next reply
         self.thrown = {}  # the submission side's: id on the other side -> the exception made for it here
         self.lent = set()  # the reference side's: ids of the objects whose public attributes the other side may read
+        self.relayed = {}  # the reference side's: id -> (an error of the other side's, rebuilt; how it described it)
 
     # values crossing the line
     def pack(self, value, depth=0, share_arrays=False):
@@ -443,7 +444,18 @@ class Link:
         """The exception an error reply stands for: the very one this side sent, when the other
         side's code let it through (a block's __exit__), else one of Python's own."""
         found = self.exports.get(reply.get("raised")) if self.serving else None
-        return found if _isinstance(found, BaseException) else rebuilt(reply["error"])
+        if _isinstance(found, BaseException):
+            return found
+        made = rebuilt(reply["error"])
+        if self.serving:
+            self.relayed[id(made)] = (made, reply["error"])
+        return made
+
+    def describe(self, error):
+        """A probe's error on the reference side, for its reply: one of the other side's as that
+        side described it (its kind's own name, as describe_error there gives it), else as usual."""
+        found = self.relayed.get(id(error))
+        return dict(found[1]) if found is not None and found[0] is error else describe_error(error)
 
     def raise_failed(self):
         if self.failed is not None:
@@ -754,10 +766,10 @@ def serve_reference(link, imports, source, offered, channel=None):
     if channel is None:
         link.serve()
         return
-    absence = Absence(())
     while (request := idle(channel, link)) is not None:
         if request["op"] == "probe":
-            run_probe(apart(link, channel.fd_out, request["seq"]), request, channel, absence)
+            link.relayed.clear()
+            run_probe(apart(link, channel.fd_out, request["seq"]), request, channel, link)
 
 
 def apart(link, fd_out, seq):
@@ -778,8 +790,9 @@ def apart(link, fd_out, seq):
     return scope
 
 
-def run_probe(scope, request, channel, absence):
-    """Run the probe `request` names in `scope` and send its reply."""
+def run_probe(scope, request, channel, describer):
+    """Run the probe `request` names in `scope` and send its reply; `describer.describe` says
+    what an error was."""
     seq = request["seq"]
     try:
         source = request["source"]
@@ -790,7 +803,7 @@ def run_probe(scope, request, channel, absence):
         answer = scope[request.get("probe", "probe")](**{k: decode(v) for k, v in request["args"].items()})
         channel.send({"ok": True, "value": encode(answer)}, seq)
     except BaseException as error:  # the submission's errors are the grader's data
-        channel.send(absence.describe(error), seq)
+        channel.send(describer.describe(error), seq)
 
 
 def idle(channel, line):

@@ -164,6 +164,12 @@ class Box:
 def count_into(state, key):
     state[key] = state.get(key, 0) + 1
     return dict(state)
+
+
+def singular():
+    import numpy
+
+    return numpy.linalg.inv(numpy.zeros((2, 2)))
 '''
 
 
@@ -232,3 +238,10 @@ def test_a_probe_puts_back_a_global_of_the_submissions(probing):
     probing["_set_global"]("flag", "restored")
     assert probing["flag"] == "restored"
     assert probing["_student"]("id")(probing["Box"]) > 0
+
+
+def test_a_probes_error_from_the_submissions_side_keeps_how_that_side_described_it(probing):
+    with pytest.raises(ValueError) as raised:
+        probing["singular"]()
+    assert probing.link.describe(raised.value) == {"error": "ValueError (LinAlgError)", "message": "Singular matrix"}
+    assert probing.link.describe(ValueError("made here")) == {"error": "ValueError", "message": "made here"}
