@@ -4,10 +4,10 @@ The worker sees a fresh folder of capped size (the submission's data, nothing el
 course), the Python installation, and the single file worker.py. No network, its own process
 tree, a scrubbed environment, and resource limits. Killing the worker kills everything it started.
 """
-import atexit
 import collections
 import enum
 import json
+import multiprocessing.util
 import os
 import resource
 import secrets
@@ -115,11 +115,33 @@ def nesting_within(value, limit):
     return True
 
 
+def at_exit(function, *args):
+    """Call `function(*args)` when this process ends, also where it is a multiprocessing child (a
+    Dask nanny's worker): such a child ends with os._exit, which skips atexit's handlers but runs
+    multiprocessing's finalizers, which atexit runs in every other process."""
+    multiprocessing.util.Finalize(None, function, args, exitpriority=10)
+
+
 def process_scratch():
-    """A temporary folder of this process's own, removed when it exits."""
+    """A temporary folder of this process's own, removed when it exits, however it ends."""
     folder = tempfile.mkdtemp(prefix="grader-")
-    atexit.register(remove_tree, folder)
+    at_exit(remove_tree, folder)
+    removed_when_gone(folder)
     return folder
+
+
+def removed_when_gone(folder):
+    """Have `folder` removed once this process has ended, even by a signal no handler sees (a Dask
+    nanny's worker dies of the SIGTERM sent to its group; SIGKILL): a small process of its own
+    session waits for the end of a pipe that only this process holds, then removes it."""
+    read, write = os.pipe()  # not inherited: no worker or zygote this process starts holds `write`
+    subprocess.Popen(["sh", "-c", 'cat >/dev/null; exec rm -rf -- "$0"', folder], stdin=read,
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    os.close(read)
+    _held_until_exit.append(write)
+
+
+_held_until_exit = []  # write ends of removed_when_gone's pipes: closed by the kernel as the process ends
 
 
 def remove_tree(path):
@@ -367,7 +389,7 @@ class Zygote:
             except OSError:  # then matplotlib makes its own
                 pass
         process = subprocess.Popen([sys.executable, "-I", str(ZYGOTE), str(theirs.fileno()), json.dumps(modules),
-                                    json.dumps(list(hidden))],
+                                    json.dumps(list(hidden)), scratch],
                                    env=environment, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                    pass_fds=(theirs.fileno(),), start_new_session=True)
         theirs.close()

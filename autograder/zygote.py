@@ -1,7 +1,7 @@
 """A warm start for workers: one process per grading run imports what the labs import, then
 forks a fresh, sandboxed worker for each submission.
 
-    python -I zygote.py CONTROL_FD MODULES_JSON HIDDEN_JSON      (started by sandbox.Pool, as root)
+    python -I zygote.py CONTROL_FD MODULES_JSON HIDDEN_JSON SCRATCH    (started by sandbox.Pool, as root)
 
 A zygote with HIDDEN modules (PyTorch's packages) never imports them, and its workers cannot:
 in the worker's root their folders hold autograder/unavailable instead, and worker.py refuses
@@ -26,6 +26,7 @@ import json
 import os
 import random
 import resource
+import shutil
 import signal
 import socket
 import struct
@@ -269,4 +270,7 @@ def serve(control, refusal):
 
 
 if __name__ == "__main__":
-    serve(int(sys.argv[1]), preload(json.loads(sys.argv[2]), tuple(json.loads(sys.argv[3]))))
+    try:
+        serve(int(sys.argv[1]), preload(json.loads(sys.argv[2]), tuple(json.loads(sys.argv[3]))))
+    finally:  # the folder of its imports' caches: the grader that made it may have died without a word
+        shutil.rmtree(sys.argv[4], ignore_errors=True)
