@@ -263,15 +263,18 @@ class GradebookWriter:
             self.flush()
 
     def _stage(self, gradebook, student, lab_name, result):
+        from nbgrader.api import MissingEntry
+
         gradebook.update_or_create_student(student)
         values = grade_values(result)
         submitted, extension, penalty = values.pop(None)
         submission = gradebook.update_or_create_submission(lab_name, student)
         submission.timestamp, submission.extension = submitted, extension
-        for grade_id, (auto_score, extra_credit) in values.items():
-            grade = gradebook.find_grade(grade_id, lab_name, lab_name, student)
-            grade.auto_score, grade.extra_credit = auto_score, extra_credit
-        gradebook.find_submission_notebook(lab_name, lab_name, student).late_submission_penalty = penalty
+        try:
+            fill_in(gradebook, student, lab_name, values, penalty)
+        except MissingEntry:
+            complete(gradebook, submission)
+            fill_in(gradebook, student, lab_name, values, penalty)
 
     def flush(self):
         """Commit the staged records, in one transaction. When that fails they are not in the
@@ -386,6 +389,39 @@ class GradebookWriter:
                 atomic_write(kept, source.read_bytes())
             else:
                 kept.unlink(missing_ok=True)
+
+
+def fill_in(gradebook, student, lab_name, values, penalty):
+    """Set the grades `values` ({check cell: (auto score, extra credit)}) and the late `penalty` in
+    the rows of `student`'s submission of `lab_name`; MissingEntry where a row is not there."""
+    for grade_id, (auto_score, extra_credit) in values.items():
+        grade = gradebook.find_grade(grade_id, lab_name, lab_name, student)
+        grade.auto_score, grade.extra_credit = auto_score, extra_credit
+    gradebook.find_submission_notebook(lab_name, lab_name, student).late_submission_penalty = penalty
+
+
+def complete(gradebook, submission):
+    """Add the rows that nbgrader's add_submission gives a new submission and `submission` lacks:
+    its notebooks, their grades and their comments. A failed `nbgrader autograde` leaves a
+    submission without them (made while its assignment had no notebooks yet, as after `nbgrader db
+    assignment add`), and nbgrader never adds them later, so without this no record of that
+    student and lab could ever be written. Rows that are there, a person's grades among them, stay."""
+    from nbgrader.api import Comment, Grade, SubmittedNotebook
+
+    held = {notebook.notebook_id: notebook for notebook in submission.notebooks}
+    added = []
+    for notebook in submission.assignment.notebooks:
+        submitted = held.get(notebook.id) or SubmittedNotebook(notebook=notebook, assignment=submission)
+        added.append(submitted)
+        graded = {grade.cell_id for grade in submitted.grades}
+        commented = {comment.cell_id for comment in submitted.comments}
+        added += [Grade(cell_id=cell.id, notebook=submitted) for cell in [*notebook.grade_cells, *notebook.task_cells]
+                  if cell.id not in graded]
+        added += [Comment(cell_id=cell.id, notebook=submitted)
+                  for cell in [*notebook.solution_cells, *notebook.task_cells] if cell.id not in commented]
+    # SQLAlchemy 2 no longer follows the back-references above into the session.
+    gradebook.db.add_all(added)
+    gradebook.db.flush()
 
 
 def grade_rows(gradebook, *columns):

@@ -1,7 +1,8 @@
 """nbgrader's own tools on the course, in nbgrader course folders of their own set up as the
 checkout is (its nbgrader_config.py, results in graded/): `generate_assignment` gives each student
 notebook back byte for byte, the exchange round trip ends with each student reading our scores in
-their feedback, and `nbgrader export` lists no lab nobody handed in."""
+their feedback, `nbgrader export` lists no lab nobody handed in, and a submission that a failed
+`nbgrader autograde` left half-written is completed when the grader records it."""
 import os
 import shutil
 import subprocess
@@ -10,6 +11,8 @@ import nbformat
 import pytest
 from traitlets.config.loader import PyFileConfigLoader
 
+from autograder.grade import Outcome, activity_result
+from autograder.gradebook import GradebookWriter, held_scores
 from tests.helpers import (LABS, ROOT, all_points, grade_command, lab_notebook, nbgrader, nbgrader_export,
                            required_points)
 
@@ -134,3 +137,29 @@ def test_nbgrader_export_lists_only_labs_someone_handed_in(release_dir, tmp_path
     exported = nbgrader_export(out, f"sqlite:///{out / 'gradebook.db'}", tmp_path)
     assert [(row["assignment"], row["student_id"]) for row in exported] == [
         (lab.name, student) for lab in LABS[:2] for student in ("s1", "s2")]
+
+
+def test_a_submission_a_failed_autograde_left_half_written_is_completed_when_we_record(tmp_path):
+    """The failure as a teaching assistant meets it: `nbgrader db assignment add`, then `nbgrader
+    autograde` before any release, which fails having written alice's submission with none of its
+    notebook and grade rows. Our record of alice then fills them in instead of failing with
+    MissingEntry run after run."""
+    lab = LABS[0]
+    course = course_folder(tmp_path / "course")
+    shutil.copytree(ROOT / "release" / lab.name, course / "submitted" / "alice" / lab.name)
+    succeeds(nbgrader("db", "assignment", "add", lab.name, cwd=course))
+    failed = nbgrader("autograde", lab.name, cwd=course)
+    assert failed.returncode != 0 and "No notebooks found" in failed.stdout + failed.stderr
+    db_url = f"sqlite:///{course / 'graded' / 'gradebook.db'}"
+    assert held_scores(db_url) == {}, "the submission nbgrader left has no notebook to hold grades"
+    outcomes = {activity: Outcome(True, "fine") for activity in lab.activities}
+    result = activity_result("alice", lab_notebook(course / "submitted" / "alice", lab), lab, outcomes, [], "graded",
+                             0.0)
+    writer = GradebookWriter(db_url, course / "graded")
+    writer.prepare([lab.name])
+    writer.record("alice", lab.name, result, {})
+    writer.close()
+    points = {activity.id: float(activity.points) for activity in lab.activities.values()}
+    assert held_scores(db_url)[("alice", lab.name)]["points"] == points
+    exported = nbgrader_export(course / "graded", db_url, tmp_path)
+    assert [(row["student_id"], float(row["score"])) for row in exported] == [("alice", float(all_points(lab)))]
