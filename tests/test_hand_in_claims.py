@@ -13,6 +13,7 @@ import pytest
 from autograder import commands
 from autograder.__main__ import main
 from autograder.grade import Outcome, activity_result
+from autograder.gradebook import held_scores
 from autograder.labs import course_labs
 from autograder.lateness import (TIMESTAMP_BYTES, TO_CHECK, TOLERANCE, Course, apply_late, lateness, read_claim,
                                  read_course)
@@ -172,8 +173,9 @@ def test_a_batch_with_every_attack_beside_honest_students_writes_every_record_an
     (tmp_path / "secret").write_bytes(b"s" * 32)
     monkeypatch.setattr(commands, "grade_all", recorded_without_running)
     out = tmp_path / "graded"
-    code = main(["grade", str(tmp_path / "submitted"), "--out", str(out), "--course", str(tmp_path / "course.toml"),
-                 "--secret-file", str(tmp_path / "secret"), "--sandbox", "none", "--no-pool", "--jobs", "1"])
+    command = ["grade", str(tmp_path / "submitted"), "--out", str(out), "--course", str(tmp_path / "course.toml"),
+               "--secret-file", str(tmp_path / "secret"), "--sandbox", "none", "--no-pool", "--jobs", "1"]
+    code = main(command)
     said = capsys.readouterr()
     assert code == 0, said.err
     records = records_in(out)
@@ -202,3 +204,13 @@ def test_a_batch_with_every_attack_beside_honest_students_writes_every_record_an
     assert "the notebook was last written 504 h later" in three_weeks
     assert "504 h later" in summary and "504 h later" in report
     assert "504 h later" in record_path(out, "three-weeks", LAB.name, ".html").read_text()
+    held = held_scores(f"sqlite:///{out / 'gradebook.db'}")
+    assert set(held) == set(records), "every record is in the gradebook"
+    assert held[("three-weeks", LAB.name)]["seconds_late"] == 26 * 3600, "the time that counted, not the claim"
+    assert held[("overflow", LAB.name)]["seconds_late"] == 0
+    written = {path: path.stat().st_mtime_ns for path in out.glob("*/*.json")}
+    assert main(command) == 0, "a run again keeps every record"
+    again = capsys.readouterr().out
+    assert f"{len(records)} already had a current result" in again
+    assert again[again.index("hand-in times for a person to check"):].splitlines()[0] == summary.splitlines()[0]
+    assert {path: path.stat().st_mtime_ns for path in out.glob("*/*.json")} == written, "each lateness is as it was"
