@@ -5,6 +5,7 @@ folder, the release, the run's time). A disagreement is said in the run's summar
 report and the student's feedback. The batch here records its results without running any
 notebook: grading is not what is tested, the writing of every record beside the attacks is."""
 import os
+import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from autograder.labs import course_labs
 from autograder.lateness import (TIMESTAMP_BYTES, TO_CHECK, TOLERANCE, Course, apply_late, lateness, read_claim,
                                  read_course)
 from autograder.results_store import REPORT, record_path
+from course.folder import ENVIRONMENT
 from tests.helpers import LABS, ROOT, all_points, records_in
 
 LAB = LABS[0]
@@ -172,6 +174,9 @@ def test_a_batch_with_every_attack_beside_honest_students_writes_every_record_an
     (tmp_path / "course.toml").write_text(f"[late]\npenalty = 0.1\n[labs.{LAB.name}]\ndue = {DUE.isoformat()}\n")
     (tmp_path / "secret").write_bytes(b"s" * 32)
     monkeypatch.setattr(commands, "grade_all", recorded_without_running)
+    # What the command sets for its own process, undone for the tests after this one.
+    monkeypatch.setitem(sys.modules, "rfc3987_syntax", sys.modules.get("rfc3987_syntax"))
+    monkeypatch.setenv(ENVIRONMENT, os.environ.get(ENVIRONMENT, str(ROOT)))
     out = tmp_path / "graded"
     command = ["grade", str(tmp_path / "submitted"), "--out", str(out), "--course", str(tmp_path / "course.toml"),
                "--secret-file", str(tmp_path / "secret"), "--sandbox", "none", "--no-pool", "--jobs", "1"]
