@@ -7,7 +7,6 @@ notebook: grading is not what is tested, the writing of every record beside the 
 import os
 import sys
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 
 import pytest
 
