@@ -14,7 +14,7 @@ from traitlets.config.loader import PyFileConfigLoader
 from autograder.grade import Outcome, activity_result
 from autograder.gradebook import GradebookWriter, held_scores
 from tests.helpers import (LABS, ROOT, all_points, grade_command, lab_notebook, nbgrader, nbgrader_export,
-                           required_points)
+                           records_in, required_points)
 
 COURSE_ID = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT / "autograder")).load_config().CourseDirectory[
     "course_id"]
@@ -87,7 +87,8 @@ def test_generate_assignment_still_clears_the_solutions_of_other_nbgrader_notebo
 def test_nbgrader_round_trip_ends_with_our_scores_in_each_students_feedback(solved_dir, tmp_path):
     """The first lab through nbgrader's exchange: alice hands in a solved notebook, bob the one he
     fetched. Both are the same OS user, told apart as nbgrader's own tests do: `--student` on
-    submit and fetch_feedback, and a home folder (assignments, exchange cache) each."""
+    submit and fetch_feedback, and a home folder (assignments, exchange cache) each. What submit
+    and collect leave is an honest hand-in: its claimed time stands, undisputed."""
     lab = LABS[0]
     exchange = tmp_path / "exchange"
     exchange.mkdir()
@@ -107,6 +108,9 @@ def test_nbgrader_round_trip_ends_with_our_scores_in_each_students_feedback(solv
     succeeds(nbgrader("collect", lab.name, "--CollectApp.check_owner=False", cwd=course))
     succeeds(subprocess.run(grade_command(course / "submitted", "--out", course / "graded"), cwd=ROOT,
                             capture_output=True, text=True, timeout=1800))
+    for (student, _), result in records_in(course / "graded").items():
+        late = result["extra_data"]["late"]
+        assert (late["source"], late.get("to_check")) == ("timestamp.txt", None), (student, late)
     succeeds(nbgrader("generate_feedback", lab.name, cwd=course))
     succeeds(nbgrader("release_feedback", lab.name, cwd=course))
     for student, earned in points.items():
