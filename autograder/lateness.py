@@ -312,7 +312,8 @@ def weighed(claim, evidence, released, now):
 
 
 def shown(moment):
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    """'2026-12-01 23:59 UTC'; a year before 1000 with its four digits, which strftime drops."""
+    return moment.astimezone(timezone.utc).isoformat(" ", "minutes")[:16] + " UTC"
 
 
 def duration(seconds):

@@ -104,6 +104,12 @@ def test_a_claim_three_weeks_before_the_notebook_was_written_is_said_and_the_lat
     assert result["output"].splitlines()[2] == f"{TO_CHECK}: {check}."
 
 
+def test_a_claim_in_year_one_is_shown_as_such(tmp_path):
+    notebook = in_layout(tmp_path, "s01", b"0001-01-01 00:00:00 UTC")
+    [check] = lateness(course(), "s01", LAB.name, notebook)["to_check"]
+    assert check.startswith("timestamp.txt says 0001-01-01 00:00 UTC, but the notebook was last written")
+
+
 def test_a_claim_within_the_tolerance_of_the_last_write_is_taken(tmp_path):
     claim = DUE - timedelta(hours=1)
     notebook = in_layout(tmp_path, "s01", stamp(claim), claim + TOLERANCE - timedelta(minutes=1))
