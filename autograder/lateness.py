@@ -15,13 +15,11 @@ date, the late policy, and extensions per student and lab:
 
     [labs.pt03_autodiff]
     due = 2026-12-01T23:59:00         # a TOML date-time, or a string such as "2026-12-01 23:59"
+    released = 2026-11-17T09:00:00    # optional: when students got it; a hand-in claimed before is said
     late = { per = "hour", penalty = 0.01 }    # this lab's own policy, over [late]
 
     [extensions.s03]                  # per student: hours added to a lab's due date
     pt03_autodiff = 48
-
-    [labs.scalar_engine]
-    released = 2026-11-01T09:00:00Z   # when students got the lab: a claim earlier than this is said
 
 The time a submission was handed in is claimed by nbgrader's `timestamp.txt` beside the notebook
 in its `submitted/<student>/<lab>/` folder, a file the student's side writes: it is read in one
