@@ -33,17 +33,15 @@ the points the submission earned, required and bonus alike; it is applied when r
 written, never by grading, so a changed due date, policy or extension takes effect on the next run
 without grading anything again.
 """
-import errno
 import math
 import os
-import stat
 import tomllib
 from dataclasses import dataclass, field, fields
 from datetime import date, datetime, time, timedelta, timezone
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from autograder.submission import nbgrader_place
+from autograder.submission import SubmissionError, nbgrader_place, read_regular
 from course.labs import ROOT
 
 COURSE_FILE = ROOT / "course.toml"
@@ -211,26 +209,25 @@ def parse_timestamp(text):
 
 def read_claim(folder):
     """(the moment `folder`'s timestamp.txt claims, or None; None, or why there is none). The file
-    is the student's: it is never read through a link, a pipe or a device, nor beyond
-    TIMESTAMP_BYTES, and whatever its bytes are, they cost this record alone."""
-    try:
-        descriptor = os.open(Path(folder) / TIMESTAMP, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except FileNotFoundError:
+    is the student's: it is read as a submission is (read_regular: never through a link, a pipe or
+    a device) and never beyond TIMESTAMP_BYTES, and whatever its bytes are, they cost this record
+    alone."""
+    stamp = Path(folder) / TIMESTAMP
+    if not os.path.lexists(stamp):
         return None, f"no {TIMESTAMP} beside it"
-    except OSError as error:  # ELOOP: a link, which O_NOFOLLOW refuses
-        return None, (f"{TIMESTAMP} is not a regular file" if error.errno == errno.ELOOP
-                      else f"{TIMESTAMP} could not be read ({error.strerror})")
     try:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):  # of what was opened, which no rename can swap
-            return None, f"{TIMESTAMP} is not a regular file"
-        data = os.read(descriptor, TIMESTAMP_BYTES + 1)
-        if len(data) > TIMESTAMP_BYTES:
-            raise ValueError(f"it is longer than the {TIMESTAMP_BYTES} bytes nbgrader's one line takes")
+        data = read_regular(stamp, TIMESTAMP_BYTES, longer_than_nbgrader_writes)
         return parse_timestamp(data.decode("utf-8")), None
+    except SubmissionError as error:
+        if error.kind == "not_a_regular_file":
+            return None, f"{TIMESTAMP} is not a regular file"
+        return None, f"{TIMESTAMP} could not be read ({error})"
     except Exception as error:  # anything the student's bytes make the parser do ends here, for this record alone
         return None, f"{TIMESTAMP} could not be read ({error})"
-    finally:
-        os.close(descriptor)
+
+
+def longer_than_nbgrader_writes(size):
+    return ValueError(f"it is {size} bytes, longer than the {TIMESTAMP_BYTES} that nbgrader's one line takes")
 
 
 def handed_in(path):
