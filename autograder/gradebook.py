@@ -33,7 +33,7 @@ import nbformat
 
 from autograder.labs import course_labs
 from autograder.results_store import atomic_write, file_stem
-from autograder.submission import answers, load
+from autograder.submission import SubmissionError, answers, load, read_regular
 from course.labs import ROOT
 from course.syntax import parse
 
@@ -41,8 +41,13 @@ BATCH_RECORDS, BATCH_SECONDS = 50, 10.0
 
 # What nbgrader's submit leaves beside a notebook and its autograde copies beside the autograded
 # one, for generate_feedback to carry into the feedback folder: release_feedback names each page
-# from the secret, and fetch_feedback finds it by the secret the student's submit kept.
-SUBMISSION_FILES = ("timestamp.txt", "submission_secret.txt")
+# from the secret, and fetch_feedback finds it by the secret the student's submit kept. Both come
+# from the student's side: the time written beside the autograded notebook is the one that
+# counted (autograder/lateness.py), the gradebook's, and the secret is copied only when it is a
+# regular file of at most SECRET_BYTES (submit writes 128 hex digits).
+TIMESTAMP, SECRET = "timestamp.txt", "submission_secret.txt"
+SUBMISSION_FILES = (TIMESTAMP, SECRET)
+SECRET_BYTES = 1024
 
 
 @cache
@@ -168,6 +173,11 @@ def naive_utc(moment):
         return None
     moment = datetime.fromisoformat(moment) if isinstance(moment, str) else moment
     return moment.astimezone(timezone.utc).replace(tzinfo=None)
+
+
+def nbgrader_timestamp(moment):
+    """An ISO 8601 time as nbgrader's submit writes timestamp.txt: "2026-12-01 23:59:07.123456 UTC"."""
+    return f"{naive_utc(moment).isoformat(' ', 'microseconds')} UTC"
 
 
 def recordable(result):
@@ -382,13 +392,21 @@ class GradebookWriter:
                 cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=messages[cell.id] + "\n")]
         text = nbformat.writes(notebook)
         autograded = atomic_write(self._autograded(student, lab_name), text if text.endswith("\n") else text + "\n")
-        handed_in = Path(result["extra_data"]["path"]).parent
-        for name in SUBMISSION_FILES:
-            source, kept = handed_in / name, autograded.with_name(name)
-            if source.is_file() and not source.is_symlink():
-                atomic_write(kept, source.read_bytes())
-            else:
-                kept.unlink(missing_ok=True)
+        counted = result["extra_data"].get("late", {}).get("submitted")
+        write_or_remove(autograded.with_name(TIMESTAMP), counted and nbgrader_timestamp(counted))
+        secret = Path(result["extra_data"]["path"]).with_name(SECRET)
+        try:
+            write_or_remove(autograded.with_name(SECRET), read_regular(secret, SECRET_BYTES, ValueError))
+        except (SubmissionError, ValueError):  # none, or not what submit writes: no feedback page is named from it
+            write_or_remove(autograded.with_name(SECRET), None)
+
+
+def write_or_remove(path, data):
+    """Write `data` (text or bytes) to `path`, or remove `path` where there is no data."""
+    if data:
+        atomic_write(path, data)
+    else:
+        path.unlink(missing_ok=True)
 
 
 def fill_in(gradebook, student, lab_name, values, penalty):
@@ -408,20 +426,21 @@ def complete(gradebook, submission):
     student and lab could ever be written. Rows that are there, a person's grades among them, stay."""
     from nbgrader.api import Comment, Grade, SubmittedNotebook
 
+    # Each row goes into the session as it is made: SQLAlchemy 2 follows no back-reference there.
+    session = gradebook.db
     held = {notebook.notebook_id: notebook for notebook in submission.notebooks}
-    added = []
     for notebook in submission.assignment.notebooks:
-        submitted = held.get(notebook.id) or SubmittedNotebook(notebook=notebook, assignment=submission)
-        added.append(submitted)
+        submitted = held.get(notebook.id)
+        if submitted is None:
+            submitted = SubmittedNotebook(notebook=notebook, assignment=submission)
+            session.add(submitted)
         graded = {grade.cell_id for grade in submitted.grades}
         commented = {comment.cell_id for comment in submitted.comments}
-        added += [Grade(cell_id=cell.id, notebook=submitted) for cell in [*notebook.grade_cells, *notebook.task_cells]
-                  if cell.id not in graded]
-        added += [Comment(cell_id=cell.id, notebook=submitted)
-                  for cell in [*notebook.solution_cells, *notebook.task_cells] if cell.id not in commented]
-    # SQLAlchemy 2 no longer follows the back-references above into the session.
-    gradebook.db.add_all(added)
-    gradebook.db.flush()
+        session.add_all([Grade(cell_id=cell.id, notebook=submitted)
+                         for cell in [*notebook.grade_cells, *notebook.task_cells] if cell.id not in graded])
+        session.add_all([Comment(cell_id=cell.id, notebook=submitted)
+                         for cell in [*notebook.solution_cells, *notebook.task_cells] if cell.id not in commented])
+    session.flush()
 
 
 def grade_rows(gradebook, *columns):

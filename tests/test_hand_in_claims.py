@@ -9,11 +9,12 @@ import sys
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from nbgrader.utils import parse_utc
 
 from autograder import commands
 from autograder.__main__ import main
 from autograder.grade import Outcome, activity_result
-from autograder.gradebook import held_scores
+from autograder.gradebook import held_scores, naive_utc
 from autograder.labs import course_labs
 from autograder.lateness import (TIMESTAMP_BYTES, TO_CHECK, TOLERANCE, Course, apply_late, lateness, read_claim,
                                  read_course)
@@ -176,6 +177,9 @@ def test_a_batch_with_every_attack_beside_honest_students_writes_every_record_an
     in_layout(tmp_path, "far-future", b"9999-12-31 23:59:59 UTC")
     written = DUE + timedelta(hours=26)
     in_layout(tmp_path, "three-weeks", stamp(written - timedelta(weeks=3)), written)
+    honest_secret = "ab" * 64  # what nbgrader's submit writes
+    (tmp_path / "submitted" / "honest-on-time" / LAB.name / "submission_secret.txt").write_text(honest_secret)
+    (tmp_path / "submitted" / "huge" / LAB.name / "submission_secret.txt").write_bytes(b"s" * 1_000_000)
     (tmp_path / "course.toml").write_text(f"[late]\npenalty = 0.1\n[labs.{LAB.name}]\ndue = {DUE.isoformat()}\n")
     (tmp_path / "secret").write_bytes(b"s" * 32)
     monkeypatch.setattr(commands, "grade_all", recorded_without_running)
@@ -224,3 +228,9 @@ def test_a_batch_with_every_attack_beside_honest_students_writes_every_record_an
     assert f"{len(records)} already had a current result" in again
     assert again[again.index("hand-in times for a person to check"):].splitlines()[0] == summary.splitlines()[0]
     assert {path: path.stat().st_mtime_ns for path in out.glob("*/*.json")} == written, "each lateness is as it was"
+    autograded = out / "autograded"
+    for (student, _), result in records.items():
+        kept = (autograded / student / LAB.name / "timestamp.txt").read_text()
+        assert parse_utc(kept) == naive_utc(result["extra_data"]["late"]["submitted"]), "the time that counted"
+    assert (autograded / "honest-on-time" / LAB.name / "submission_secret.txt").read_text() == honest_secret
+    assert not (autograded / "huge" / LAB.name / "submission_secret.txt").exists(), "of a size submit never writes"
