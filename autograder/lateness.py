@@ -208,13 +208,13 @@ def parse_timestamp(text):
 
 
 def read_claim(folder):
-    """(the moment `folder`'s timestamp.txt claims, or None; None, or why there is none). The file
-    is the student's: it is read as a submission is (read_regular: never through a link, a pipe or
-    a device) and never beyond TIMESTAMP_BYTES, and whatever its bytes are, they cost this record
-    alone."""
+    """(the moment `folder`'s timestamp.txt claims, or None; why it was refused, or None), and
+    (None, None) where there is no such file. The file is the student's: it is read as a
+    submission is (read_regular: never through a link, a pipe or a device) and never beyond
+    TIMESTAMP_BYTES, and whatever its bytes are, they cost this record alone."""
     stamp = Path(folder) / TIMESTAMP
     if not os.path.lexists(stamp):
-        return None, f"no {TIMESTAMP} beside it"
+        return None, None
     try:
         data = read_regular(stamp, TIMESTAMP_BYTES, longer_than_nbgrader_writes)
         return parse_timestamp(data.decode("utf-8")), None
@@ -234,17 +234,17 @@ def handed_in(path):
     """(the time the notebook at `path` states it was handed in, where that was read from, why a
     timestamp.txt that is there was not read or None). The time is timestamp.txt's claim in
     nbgrader's layout, else the notebook file's modification time."""
-    why = None
+    note, refused = "", None
     if nbgrader_place(path) is not None:
-        claim, why = read_claim(Path(path).parent)
+        claim, refused = read_claim(Path(path).parent)
         if claim is not None:
             return claim, TIMESTAMP, None
+        note = f"; {refused or f'no {TIMESTAMP} beside it'}"
     try:
         moment = utc_time(os.lstat(path).st_mtime)
     except OSError:
         return None, "nowhere: the file is gone", None
-    refused = why if why and not why.startswith("no ") else None
-    return moment, MODIFIED + (f"; {why}" if why else ""), refused
+    return moment, MODIFIED + note, refused
 
 
 def utc_time(seconds):
@@ -285,9 +285,12 @@ def weighed(claim, evidence, released, now):
     checks = []
     here_by = min(filter(None, (evidence.arrived, now)))
     written = evidence.written
-    if written is None or written - here_by > TOLERANCE:
-        checks.append(f"the notebook's modification time ({shown(written) if written else 'out of range'}) is later "
-                      f"than it was put in its folder ({shown(here_by)}), so it was set by hand and is not used")
+    if written is None:
+        checks.append("the notebook's modification time is outside any calendar, so it was set by hand and is not "
+                      "used")
+    elif written - here_by > TOLERANCE:
+        checks.append(f"the notebook's modification time ({shown(written)}) is later than it was put in its folder "
+                      f"({shown(here_by)}), so it was set by hand and is not used")
         written = None
     if claim is None:
         return (written, MODIFIED, checks) if written else (here_by, ARRIVED, checks)

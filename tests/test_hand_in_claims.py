@@ -91,6 +91,14 @@ def test_a_timestamp_that_is_no_regular_file_is_never_read(tmp_path, make):
         "timestamp.txt is not a regular file, so the notebook's own times count"]
 
 
+def test_without_a_timestamp_the_notebooks_time_counts_undisputed(tmp_path):
+    notebook = in_layout(tmp_path, "s01")
+    assert read_claim(notebook.parent) == (None, None)
+    late = lateness(course(), "s01", LAB.name, notebook)
+    assert late["source"] == "the notebook file's modification time; no timestamp.txt beside it"
+    assert late["submitted"] == (DUE - timedelta(hours=1)).isoformat() and "to_check" not in late
+
+
 def test_a_claim_three_weeks_before_the_notebook_was_written_is_said_and_the_later_time_counts(tmp_path):
     written = DUE + timedelta(hours=26)
     notebook = in_layout(tmp_path, "s01", stamp(written - timedelta(weeks=3)), written)
