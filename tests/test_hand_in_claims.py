@@ -65,8 +65,8 @@ def stamp(moment):
     return moment.strftime("%Y-%m-%d %H:%M:%S.%f UTC").encode()
 
 
-def course(due=DUE, released=None):
-    return Course(due={LAB.name: due}, released={LAB.name: released} if released else {})
+def course(released=None):
+    return Course(due={LAB.name: DUE}, released={LAB.name: released} if released else {})
 
 
 @pytest.mark.parametrize("kind", sorted(UNREADABLE))
