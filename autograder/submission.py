@@ -57,10 +57,16 @@ def too_large(size):
 
 
 def read_submission(path):
-    """The bytes of the regular file at `path`, or SubmissionError. The file is looked at
-    without following a link (lstat) and opened so that a link or a pipe put in its place
-    since then cannot be followed or block (O_NOFOLLOW, O_NONBLOCK); what was opened is
-    checked again (fstat) before a byte is read, and at most MAX_BYTES + 1 are read."""
+    """The bytes of the regular file at `path`, at most MAX_BYTES, or SubmissionError."""
+    return read_regular(path, MAX_BYTES, too_large)
+
+
+def read_regular(path, limit, oversize):
+    """The bytes of the regular file at `path`, or SubmissionError; oversize(size) is raised for
+    a file of more than `limit` bytes. The file is looked at without following a link (lstat) and
+    opened so that a link or a pipe put in its place since then cannot be followed or block
+    (O_NOFOLLOW, O_NONBLOCK); what was opened is checked again (fstat) before a byte is read, and
+    at most `limit` + 1 are read."""
     try:
         mode = os.lstat(path).st_mode
         if not stat.S_ISREG(mode):
@@ -74,14 +80,14 @@ def read_submission(path):
         opened = os.fstat(file.fileno())
         if not stat.S_ISREG(opened.st_mode):
             raise not_regular(path, opened.st_mode)
-        if opened.st_size > MAX_BYTES:
-            raise too_large(opened.st_size)
+        if opened.st_size > limit:
+            raise oversize(opened.st_size)
         try:
-            data = file.read(MAX_BYTES + 1)
+            data = file.read(limit + 1)
         except OSError as error:
             raise SubmissionError("unreadable", f"cannot read the file: {error.strerror}") from None
-    if len(data) > MAX_BYTES:  # it grew while being read
-        raise too_large(len(data))
+    if len(data) > limit:  # it grew while being read
+        raise oversize(len(data))
     return data
 
 

@@ -28,7 +28,9 @@ def course_file(tmp_path, text):
     ("[late]\npenalties = 0.1\n", "has no setting penalties"),
     ("[labs.no_such_lab]\ndue = 2026-12-01T10:00:00Z\n", "the course has no lab no_such_lab"),
     (f"[labs.{LAB.name}]\ndue = 'next tuesday'\n", "'next tuesday', which is not a date and time"),
-    (f"[labs.{LAB.name}]\ndeadline = 2026-12-01T10:00:00Z\n", "takes due and late only"),
+    (f"[labs.{LAB.name}]\ndeadline = 2026-12-01T10:00:00Z\n", "takes due, released and late only"),
+    (f"[labs.{LAB.name}]\ndue = 2026-12-01T10:00:00Z\nreleased = 2026-12-02T10:00:00Z\n",
+     "released is after its due date"),
     ("timezone = 'Mars/Olympus'\n", "timezone 'Mars/Olympus' is not a time zone"),
     (f"[extensions.s01]\n{LAB.name} = 'two days'\n", "give the extension in hours"),
     ("[deadlines]\n", "no section or setting deadlines"),
@@ -90,20 +92,22 @@ def test_nbgrader_timestamps_are_read(text, moment):
 
 
 def in_layout(tmp_path, student="s01"):
+    """A notebook in nbgrader's layout, last written long before any time these tests hand it in at,
+    as an honest submission is."""
     folder = tmp_path / "submitted" / student / LAB.name
     folder.mkdir(parents=True)
     notebook = folder / f"{LAB.name}.ipynb"
     notebook.write_text("{}")
+    os.utime(notebook, (0, 0))
     return folder, notebook
 
 
 def test_the_time_comes_from_timestamp_txt_else_from_the_file_said_so(tmp_path):
     folder, notebook = in_layout(tmp_path)
-    os.utime(notebook, (0, 0))
     (folder / "timestamp.txt").write_text("2026-12-01 10:00:00.000000 UTC")
-    assert handed_in(notebook) == (datetime(2026, 12, 1, 10, tzinfo=timezone.utc), "timestamp.txt")
+    assert handed_in(notebook) == (datetime(2026, 12, 1, 10, tzinfo=timezone.utc), "timestamp.txt", None)
     (folder / "timestamp.txt").write_text("yesterday, about noon")
-    moment, source = handed_in(notebook)
+    moment, source, refused = handed_in(notebook)
     assert moment == datetime.fromtimestamp(0, timezone.utc)
     assert source.startswith("the notebook file's modification time; timestamp.txt could not be read")
     (folder / "timestamp.txt").unlink()
@@ -116,9 +120,10 @@ def test_the_time_comes_from_timestamp_txt_else_from_the_file_said_so(tmp_path):
 
 
 def a_result():
+    """A result of a fixed grading time, so that two of them are equal whenever they are made."""
     outcomes = {activity: Outcome(True, "fine") for activity in LAB.activities}
-    return activity_result("s01", "/somewhere/s01.ipynb", LAB, outcomes, ["your cell 3 raised NameError"], "graded",
-                           0.0)
+    return {**activity_result("s01", "/somewhere/s01.ipynb", LAB, outcomes, ["your cell 3 raised NameError"], "graded",
+                              0.0), "execution_time": 1.0}
 
 
 def test_an_extension_moves_the_due_date_and_the_feedback_says_so(tmp_path):
