@@ -23,6 +23,9 @@ from autograder.errors import GradingProblem
 from course.check_cell import check_cell_source
 
 MAX_BYTES = 64 << 20
+# Far deeper than any notebook (its cells' outputs and metadata included) and far from Python's
+# recursion limit, which nbformat's validation and copying would reach.
+MAX_DEPTH = 100
 
 
 class SubmissionError(GradingProblem):
@@ -90,21 +93,49 @@ def load(path):
     data = read_submission(path)
     if not data.strip():
         raise SubmissionError("invalid_notebook", "the file is empty")
+    return parsed(data)
+
+
+def parsed(data):
+    """The notebook in `data`, or SubmissionError: whatever the bytes (any encoding, size or
+    nesting), nothing else is raised, since every notebook is read here and one file's fault must
+    cost only that file. Nesting is bounded right after the JSON is read, so that nothing later
+    (nbformat's validation, copies, feedback) walks a structure deep enough to overflow."""
     try:
         raw = json.loads(data)
-    except (ValueError, UnicodeDecodeError) as error:
-        raise SubmissionError("invalid_notebook", f"the file is not a Jupyter notebook (not JSON: {error})") from None
+    except (ValueError, UnicodeError, RecursionError, MemoryError) as error:
+        raise SubmissionError("invalid_notebook", f"the file is not a Jupyter notebook (not JSON: "
+                                                  f"{type(error).__name__}: {str(error)[:200]})") from None
     if not isinstance(raw, dict) or not isinstance(raw.get("nbformat"), int):
         raise SubmissionError("invalid_notebook", "the file is JSON but not a Jupyter notebook (no nbformat)")
+    if nested_deeper(raw, MAX_DEPTH):
+        raise SubmissionError("invalid_notebook", f"the notebook nests lists or objects more than {MAX_DEPTH} deep, "
+                                                  "which no notebook does: save it again from Jupyter")
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             notebook = nbformat.reads(data.decode("utf-8"), as_version=4)
         if any(not isinstance(cell.get("source", ""), str) for cell in notebook.cells):
             raise ValueError("a cell's source is not text")
-    except Exception as error:  # nbformat raises many kinds on malformed input
-        raise SubmissionError("invalid_notebook", f"the notebook is malformed: {error}") from None
+        # A \ud800 escape is valid JSON but no text: nothing (feedback, the autograded copy) could write it out.
+        json.dumps(raw, ensure_ascii=False).encode("utf-8")
+    except Exception as error:  # nbformat raises many kinds on malformed input, MemoryError included
+        raise SubmissionError("invalid_notebook", f"the notebook is malformed: {type(error).__name__}: "
+                                                  f"{str(error)[:200]}") from None
     return notebook
+
+
+def nested_deeper(value, limit):
+    """Whether the JSON `value` nests lists or objects more than `limit` deep; without recursion,
+    so that any depth can be measured."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            if depth > limit:
+                return True
+            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return False
 
 
 def defined_names(source):

@@ -127,3 +127,34 @@ def test_loading_never_writes_the_file(tmp_path, solved_dir, lab):
     before = (path.read_bytes(), path.stat().st_mtime_ns)
     load(path)
     assert (path.read_bytes(), path.stat().st_mtime_ns) == before
+
+
+def deeply_nested(depth):
+    """A notebook, valid JSON, whose metadata nests `depth` lists deep."""
+    return ('{"nbformat": 4, "nbformat_minor": 5, "cells": [], "metadata": {"x": ' + "[" * depth + "]" * depth
+            + "}}").encode()
+
+
+@pytest.mark.parametrize("content", [
+    pytest.param(b"[" * 100_000, id="100k-open-lists"),
+    pytest.param(b'{"a": ' * 100_000, id="100k-open-objects"),
+    pytest.param(b'{"nbformat": 4, "cells": ' + b"[" * 100_000, id="100k-lists-in-a-notebook"),
+    pytest.param(deeply_nested(100_000), id="100k-closed-lists"),
+    pytest.param(deeply_nested(900), id="just-within-json's-own-limit"),
+    pytest.param('{"nbformat": 4, "cells": []}'.encode("utf-16"), id="utf-16"),
+    pytest.param(b'{"nbformat": 4, "cells": [], "metadata": {"x": "\xff"}}', id="latin-1-byte"),
+    pytest.param(b'{"nbformat": 4, "cells": [], "metadata": {"x": "\\ud800"}}', id="lone-surrogate-escape"),
+    pytest.param(b'{"nbformat": 99999999999999999999999, "cells": []}', id="huge-version"),
+])
+def test_no_file_content_raises_anything_but_its_status(tmp_path, content):
+    """Attack: a file that makes the reader itself fail (RecursionError, UnicodeError...) would
+    stop a roster before anything is graded; every such file is the one invalid_notebook."""
+    path = tmp_path / "x.ipynb"
+    path.write_bytes(content)
+    assert load_error(path).kind == "invalid_notebook"
+
+
+def test_a_notebook_as_deep_as_a_real_one_still_loads(tmp_path):
+    path = tmp_path / "x.ipynb"
+    path.write_bytes(deeply_nested(50))
+    assert load(path).metadata["x"]
