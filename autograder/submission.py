@@ -143,24 +143,28 @@ def defined_names(source):
 
 
 def identify(notebook, labs):
-    """The lab a notebook belongs to, from its metadata or, failing that, its content."""
-    claimed = notebook.metadata.get("course", {})
-    claimed = claimed.get("lab") if isinstance(claimed, dict) else None
-    code = [c.source for c in notebook.cells if c.cell_type == "code"]
-    defined = set().union(*map(defined_names, code)) if code else set()
-    best, best_score = None, 0
-    for lab in labs:
-        functions = {f for activity in lab.activities.values() for f in activity.functions}
-        given = {c.source for c in lab.cells if c.role == "given" and c.cell_type == "code"}
-        score = len(defined & functions) + sum(source in given for source in code)
-        if score and lab.name == claimed:
-            return lab
-        if score > best_score:
-            best, best_score = lab, score
-    if best is None:
+    """The lab a notebook belongs to, from its structure: the lab whose locked cells (the cells
+    nbgrader locks in the release, which students cannot change) it holds the most of, matched by
+    their text. Its metadata and the names it defines are the student's to write, so they decide
+    nothing."""
+    held = {cell.source.strip() for cell in notebook.cells}
+    found = {lab.name: len(held & locked_sources(lab)) for lab in labs}
+    best, *others = sorted(labs, key=lambda lab: (-found[lab.name], lab.name))
+    if found[best.name] == 0:
         raise SubmissionError("unknown_lab", "this notebook is not one of the course's labs "
-                                             f"({', '.join(lab.name for lab in labs)}): none of their code is in it")
+                                             f"({', '.join(lab.name for lab in labs)}): none of their locked cells "
+                                             "is in it; hand in the notebook the course released, with its cells")
+    if others and found[others[0].name] == found[best.name]:
+        raise SubmissionError("unknown_lab", f"this notebook holds as many of lab {best.name}'s locked cells as of "
+                                             f"lab {others[0].name}'s ({found[best.name]}), so it is neither's: hand "
+                                             "in one lab's notebook")
     return best
+
+
+def locked_sources(lab):
+    """The text of every cell nbgrader locks in `lab`'s release: all but the answer cells."""
+    return {cell.source.strip() for cell, _ in lab.release_cells() if cell.role != "stub"} | {
+        check_cell_source(lab.name).strip()}
 
 
 def program(lab, notebook):

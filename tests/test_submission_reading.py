@@ -5,8 +5,8 @@ import nbformat
 import pytest
 
 from autograder.labs import course_labs
-from autograder.submission import SubmissionError, identify, load, program, student_name, untouched
-from tests.helpers import lab_notebook, read
+from autograder.submission import SubmissionError, identify, load, locked_sources, program, student_name, untouched
+from tests.helpers import LABS, ROOT, lab_notebook, read
 from tests.submissions import answer_cell, save, with_answer
 
 
@@ -158,3 +158,38 @@ def test_a_notebook_as_deep_as_a_real_one_still_loads(tmp_path):
     path = tmp_path / "x.ipynb"
     path.write_bytes(deeply_nested(50))
     assert load(path).metadata["x"]
+
+
+def claiming(lab, other):
+    """`lab`'s release notebook claiming, in its metadata, to be `other` and defining one of
+    `other`'s functions."""
+    notebook = read(lab_notebook(ROOT / "release", lab))
+    notebook.metadata["course"] = {"lab": other.name, "title": other.title}
+    function = next(iter(other.activities.values())).functions[0]
+    notebook.cells.append(nbformat.v4.new_code_cell(f"def {function}(*args):\n    return None\n"))
+    return notebook
+
+
+@pytest.mark.parametrize("lab, other", [(lab, other) for lab in LABS for other in LABS if other is not lab],
+                         ids=lambda lab: lab.name)
+def test_a_lab_is_its_structure_whatever_its_metadata_and_names_claim(lab, other):
+    """Attack: a tensor_engine notebook whose metadata claims pt03_autodiff, with one of pt03's
+    functions defined in it, was graded as pt03_autodiff (0/14)."""
+    assert identify(claiming(lab, other), every_lab()).name == lab.name
+
+
+def test_a_claim_and_a_defined_name_alone_are_no_lab():
+    lab = LABS[0]
+    notebook = nbformat.v4.new_notebook(metadata={"course": {"lab": lab.name}}, cells=[nbformat.v4.new_code_cell(
+        "".join(f"def {f}(*args):\n    return None\n" for a in lab.activities.values() for f in a.functions))])
+    with pytest.raises(SubmissionError) as failure:
+        identify(notebook, every_lab())
+    assert failure.value.kind == "unknown_lab" and "locked cells" in str(failure.value)
+
+
+def test_as_much_of_two_labs_is_neither():
+    first, second = LABS[:2]
+    cells = [nbformat.v4.new_markdown_cell(next(iter(sorted(locked_sources(lab))))) for lab in (first, second)]
+    with pytest.raises(SubmissionError) as failure:
+        identify(nbformat.v4.new_notebook(cells=cells), every_lab())
+    assert failure.value.kind == "unknown_lab" and "as many" in str(failure.value)
