@@ -36,7 +36,6 @@ from datetime import date, datetime, time, timedelta, timezone
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from autograder.submission import nbgrader_place
 from course.labs import ROOT
 
 COURSE_FILE = ROOT / "course.toml"
@@ -182,10 +181,11 @@ def parse_timestamp(text):
     return value
 
 
-def handed_in(path):
-    """(aware datetime, where it was read from) for the notebook at `path`."""
+def handed_in(path, nbgrader):
+    """(aware datetime, where it was read from) for the notebook at `path`; `nbgrader` where it is
+    a record's notebook in nbgrader's layout, whose lab folder holds the time it was handed in."""
     note = ""
-    if nbgrader_place(path) is not None:
+    if nbgrader:
         stamp = Path(path).parent / TIMESTAMP
         try:
             if stat.S_ISREG(os.lstat(stamp).st_mode):  # never a link, a pipe or a device
@@ -229,11 +229,12 @@ def penalty(policy, seconds):
                       f"{policy.penalty:.0%}")
 
 
-def lateness(course, student, lab, path):
-    """What the result of `student`'s `lab`, handed in at `path`, records of its time: when it
-    was handed in and from where that was read, and where the lab has a due date, how late it
-    was and the fraction of its points that costs (`penalty`), with a sentence for people."""
-    moment, source = handed_in(path)
+def lateness(course, submission):
+    """What the result of the roster's `submission` records of its time: when it was handed in
+    and from where that was read, and where the lab has a due date, how late it was and the
+    fraction of its points that costs (`penalty`), with a sentence for people."""
+    student, lab = submission.key
+    moment, source = handed_in(submission.path, submission.nbgrader)
     late = {"submitted": moment.isoformat() if moment else None, "source": source}
     due = course.due.get(lab)
     if due is None or moment is None:  # nothing to say in the feedback

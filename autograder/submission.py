@@ -210,23 +210,6 @@ def _grade_id(cell):
     return nbgrader.get("grade_id") if isinstance(nbgrader, dict) else None
 
 
-def nbgrader_place(path):
-    """(student, assignment folder) where `path` follows nbgrader's layout,
-    submitted/<student>/<folder>/<file>.ipynb, else None. The layout is looked for in the absolute
-    path, so that every spelling of one path gives one place; bytes of a name that are not UTF-8
-    are shown as \\xNN escapes, so that it can be written anywhere (JSON, HTML, the gradebook)."""
-    parts = Path(os.path.abspath(path)).parts
-    if len(parts) >= 4 and parts[-4] == "submitted":
-        return tuple(os.fsencode(part).decode("utf-8", "backslashreplace") for part in parts[-3:-1])
-    return None
-
-
-def student_name(path):
-    """nbgrader's student id where `path` follows its layout (`nbgrader_place`), else the file's stem."""
-    place = nbgrader_place(path)
-    return place[0] if place is not None else os.fsencode(Path(path).stem).decode("utf-8", "backslashreplace")
-
-
 def untouched(lab, notebook):
     """The activities whose answer cell still holds the stub, character for character."""
     found = answers(lab, notebook)

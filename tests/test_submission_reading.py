@@ -5,7 +5,8 @@ import nbformat
 import pytest
 
 from autograder.labs import course_labs
-from autograder.submission import SubmissionError, identify, load, locked_sources, program, student_name, untouched
+from autograder.roster import find_paths
+from autograder.submission import SubmissionError, identify, load, locked_sources, program, untouched
 from tests.helpers import LABS, ROOT, lab_notebook, read
 from tests.submissions import answer_cell, save, with_answer
 
@@ -119,7 +120,10 @@ def test_untouched_stubs_are_flagged_by_content_not_by_message(lab, solved_dir, 
     (("somewhere", "bob_pt03.ipynb"), "bob_pt03"),
 ])
 def test_student_names(parts, name, tmp_path):
-    assert student_name(tmp_path.joinpath(*parts)) == name
+    path = tmp_path.joinpath(*parts)
+    path.parent.mkdir(parents=True)
+    path.write_text("{}")
+    assert [found.student for found in find_paths([path], [])] == [name]
 
 
 def test_loading_never_writes_the_file(tmp_path, solved_dir, lab):
