@@ -11,7 +11,9 @@ folder, and the record's notebook is one directly in the lab folder. Everything 
 student's own files (nbgrader's collect copies sub-folders): never searched, so that no folder a
 student makes, however named or deep, can make a record of anyone (a sub-folder is skipped,
 naming whose it is). Any other given folder is plain: every notebook anywhere below it is a
-record of the student its file's stem names, whatever the folders on the way are named.
+record of the student its file's stem names, but that a folder named `submitted` found in it is
+a root of the layout (so `grade course/` reads course/submitted/ as nbgrader's). The layout is
+never searched below its lab folders, so no folder a student makes is ever taken for a root.
 
 A student id (a student folder's name, or a plain folder's file stem) is stored as it is in the
 results, the gradebook and nbgrader's autograded/ folder, since nbgrader's own commands build
@@ -132,16 +134,19 @@ def other_file(entry, skipped, expected=False):
 
 
 def search(folder, skipped, companions=False):
-    """The *.ipynb entries under the plain `folder`, of any kind, in sorted order; other files go
-    to `skipped` with the reason (but for what comes with a notebook: BESIDE it, and its data/, the
-    `companions`). No linked folder is searched (it could lead anywhere)."""
+    """The Found *.ipynb entries under the plain `folder`, of any kind, in sorted order, and those
+    of every root of nbgrader's layout in it; other files go to `skipped` with the reason (but for
+    what comes with a notebook: BESIDE it, and its data/, the `companions`). No linked folder is
+    searched (it could lead anywhere)."""
     entries = listing(folder, skipped)
     has_notebook = any(entry.name.endswith(".ipynb") for entry in entries)
     for entry in entries:
         if entry.name.endswith(".ipynb"):
-            yield Path(entry.path)
+            yield Found(Path(entry.path), Path(entry.path).stem)
         elif entry.is_dir(follow_symlinks=False):
-            if entry.name != CHECKPOINTS:
+            if entry.name == LAYOUT:
+                yield from layout_root(entry.path, skipped)
+            elif entry.name != CHECKPOINTS:
                 yield from search(entry.path, skipped, companions or (entry.name == DATA and has_notebook))
         else:
             other_file(entry, skipped, companions or entry.name in BESIDE and has_notebook)
@@ -232,7 +237,7 @@ def found_under(given, skipped):
     below = layout_place(given)
     if below is not None:
         return in_layout(given, below, is_folder, skipped)
-    return (Found(path, path.stem) for path in (search(given, skipped) if is_folder else [given]))
+    return search(given, skipped) if is_folder else [Found(given, given.stem)]
 
 
 def find_paths(paths, skipped):

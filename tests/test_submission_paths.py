@@ -256,13 +256,16 @@ def test_a_notebook_above_a_lab_folder_is_skipped_with_the_layout_said(tmp_path,
     assert found.skipped == [(stray, f"{why}: nbgrader's layout is submitted/<student>/<lab>/<lab>.ipynb")]
 
 
-def test_nothing_below_a_plain_folder_is_read_as_nbgrader_s_layout(tmp_path):
-    """A plain folder's records are its files' stems, whatever folders they are in, and none of
-    them has an nbgrader hand-in time."""
+def test_a_plain_folder_s_records_are_its_stems_and_its_submitted_folders_layouts(tmp_path):
+    """In a plain folder a file's stem names its student, whatever folders it is in, and it has no
+    nbgrader hand-in time; a folder named submitted in it is a root of nbgrader's layout, which
+    is never searched below its lab folders (so no student's folder there is taken for a root)."""
     plain = tmp_path / "batch"
-    hand_in(plain / "submitted", "victim", name="aa.ipynb")
+    loose = hand_in(plain / "x" / "y", "z", name="bob.ipynb")
+    root, victim, mine = colluding(plain)
     found = roster([plain])
-    assert [(s.key, s.nbgrader, s.expected) for s in found.submissions] == [(("aa", LAB.name), False, None)]
+    assert [(s.key, s.path, s.nbgrader) for s in found.submissions] == [
+        (("aa", LAB.name), mine, True), (("bob", LAB.name), loose, False), (("victim", LAB.name), victim, True)]
 
 
 @pytest.mark.parametrize("name", ["..", ".", "", ".hidden", "tab\there", "line\nbreak", "nul\x00", "\x1b[31mred",
