@@ -181,8 +181,13 @@ def lab_folder(folder, student, name, skipped):
 
 
 def inside(student, name):
-    return (f"inside {student!r}'s {name} folder: {student!r}'s own files, never searched for a submission (only "
-            f"the notebooks directly in a lab folder are graded; {LAYOUT_HELP})")
+    return (f"inside {shown(student)}'s {shown(name)} folder: {shown(student)}'s own files, never searched for a "
+            f"submission (only the notebooks directly in a lab folder are graded; {LAYOUT_HELP})")
+
+
+def shown(name):
+    """`name` as the summary prints it: quoted, escapes and all, where it is no id as it is."""
+    return name if id_problem(name) is None else repr(name)
 
 
 def student_folder(folder, student, skipped):
@@ -192,7 +197,7 @@ def student_folder(folder, student, skipped):
             if entry.name != CHECKPOINTS:
                 yield from lab_folder(entry.path, student, entry.name, skipped)
         elif entry.name.endswith(".ipynb"):
-            skipped.append((Path(entry.path), f"in {student!r}'s folder but in no lab folder: {LAYOUT_HELP}"))
+            skipped.append((Path(entry.path), f"in {shown(student)}'s folder but in no lab folder: {LAYOUT_HELP}"))
         else:
             other_file(entry, skipped)
 

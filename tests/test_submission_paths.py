@@ -230,7 +230,7 @@ def test_a_folder_inside_ones_own_submission_makes_no_record_of_anyone(tmp_path,
     nested = [(path, why) for path, why in found.skipped if path.is_relative_to(mine.parent)]
     assert [path for path, _ in nested] == ([mine.parent / "deeper", mine.parent / "submitted"] if given != "files"
                                             else [])
-    assert all(why.startswith(f"inside 'aa''s {LAB.name} folder: 'aa''s own files") for _, why in nested)
+    assert all(why.startswith(f"inside aa's {LAB.name} folder: aa's own files") for _, why in nested)
 
 
 def test_a_path_given_inside_a_lab_folder_is_that_students(tmp_path):
@@ -243,7 +243,7 @@ def test_a_path_given_inside_a_lab_folder_is_that_students(tmp_path):
 
 @pytest.mark.parametrize("place, why", [
     (("x.ipynb",), "in no student's folder"),
-    (("alice", "x.ipynb"), "in 'alice''s folder but in no lab folder"),
+    (("alice", "x.ipynb"), "in alice's folder but in no lab folder"),
 ])
 def test_a_notebook_above_a_lab_folder_is_skipped_with_the_layout_said(tmp_path, place, why):
     root = tmp_path / "submitted"
@@ -501,7 +501,7 @@ def test_two_colluding_students_take_over_no_record_in_any_table(tmp_path):
     assert (theirs["status"], theirs["score"], theirs["extra_data"]["path"]) == ("graded", all_points(LAB), str(victim))
     assert theirs["extra_data"]["late"]["submitted"] == "2026-12-01T10:00:00+00:00"
     assert records[("aa", LAB.name)]["score"] == 0 and records[("aa", LAB.name)]["extra_data"]["path"] == str(mine)
-    assert f"{mine.parent / 'submitted'}: inside 'aa''s {LAB.name} folder" in run.stdout
+    assert f"{mine.parent / 'submitted'}: inside aa's {LAB.name} folder" in run.stdout
     with sqlite3.connect(out / "gradebook.db") as gradebook:
         assert sorted(row[0] for row in gradebook.execute("SELECT id FROM student")) == ["aa", "victim"]
     assert sorted(path.name for path in (out / "autograded").iterdir()) == ["aa", "victim"]
