@@ -473,6 +473,10 @@ def test_a_batch_of_odd_paths_gets_a_result_for_each_and_runs_again(tmp_path):
     assert sorted(entry.name for entry in out.iterdir() if entry.is_dir()) == sorted(
         ["autograded", *map(student_folder, results)])
     assert len(list((out / "autograded").iterdir())) == len(odd)
+    # Where nbgrader's commands look for a student, the id itself, as the gradebook holds it.
+    assert sorted(path.name for path in (out / "autograded").iterdir()) == sorted(odd)
+    with sqlite3.connect(out / "gradebook.db") as gradebook:
+        assert sorted(row[0] for row in gradebook.execute("SELECT id FROM student")) == sorted(odd)
     assert max(len(os.fsencode(path.name)) for path in out.rglob("*")) <= NAME_MAX
     with (out / "grades.csv").open(newline="") as handle:
         rows = list(csv.reader(handle))
