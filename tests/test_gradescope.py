@@ -205,6 +205,21 @@ def test_without_a_notebook_it_says_what_to_upload(bundle, wheel, lab, tmp_path)
 
 
 @FIRST_LAB_ONLY
+def test_a_notebook_uploaded_twice_is_graded_once_and_the_copy_named(bundle, wheel, lab, release_dir, solved_dir,
+                                                                      tmp_path):
+    """Attack: the notebook at the top of the upload and again in a folder was refused as 'Nothing
+    to grade'. The top one (here the blank) is graded, and the feedback names the other."""
+    folder = gradescope_folder(bundle, wheel, tmp_path / "autograder", [(f"{lab.name}.ipynb",
+                                                                         lab_notebook(release_dir, lab))])
+    (folder / "submission" / "copy").mkdir()
+    shutil.copy2(lab_notebook(solved_dir, lab), folder / "submission" / "copy" / f"{lab.name}.ipynb")
+    results = finish(start_autograder(folder), folder)
+    assert results["extra_data"]["status"] == "graded" and results["score"] == 0
+    assert results["output"].startswith(f"{lab.name}.ipynb was uploaded more than once: {lab.name}.ipynb, the one "
+                                        f"nearest the top of the upload, was graded, and not copy/{lab.name}.ipynb.\n")
+
+
+@FIRST_LAB_ONLY
 def test_run_autograder_grades_as_the_grade_command(bundle, wheel, lab, release_dir, solved_dir, tmp_path):
     """Each submission in a Gradescope folder of its own, uploaded as <lab>.ipynb as a student
     would; the same three notebooks graded by `python -m autograder grade` in one batch. The two
