@@ -133,11 +133,26 @@ def other_file(entry, skipped, expected=False):
         skipped.append((Path(entry.path), "not a notebook (.ipynb)"))
 
 
-def search(folder, skipped, companions=False):
+def search(folder, skipped):
     """The Found *.ipynb entries under the plain `folder`, of any kind, in sorted order, and those
     of every root of nbgrader's layout in it; other files go to `skipped` with the reason (but for
-    what comes with a notebook: BESIDE it, and its data/, the `companions`). No linked folder is
-    searched (it could lead anywhere)."""
+    what comes with a notebook: BESIDE it, and its data/). No linked folder is searched (it could
+    lead anywhere). Without recursion, so that no depth of folders can stop the roster."""
+    levels = [level(folder, skipped, companions=False)]
+    while levels:
+        found = next(levels[-1], None)
+        if found is None:
+            levels.pop()
+        elif isinstance(found, Found):
+            yield found
+        else:  # a sub-folder's level: searched now, where the sub-folder sorts among its folder's entries
+            levels.append(found)
+
+
+def level(folder, skipped, companions):
+    """What the plain `folder` itself holds, in sorted order: its notebooks (Found), those of a
+    root of nbgrader's layout in it, and for each other sub-folder the level that searches it.
+    The `companions` are the files of a notebook's data/ folder, which are no one's mistake."""
     entries = listing(folder, skipped)
     has_notebook = any(entry.name.endswith(".ipynb") for entry in entries)
     for entry in entries:
@@ -147,7 +162,7 @@ def search(folder, skipped, companions=False):
             if entry.name == LAYOUT:
                 yield from layout_root(entry.path, skipped)
             elif entry.name != CHECKPOINTS:
-                yield from search(entry.path, skipped, companions or (entry.name == DATA and has_notebook))
+                yield level(entry.path, skipped, companions or (entry.name == DATA and has_notebook))
         else:
             other_file(entry, skipped, companions or entry.name in BESIDE and has_notebook)
 

@@ -305,6 +305,32 @@ def test_a_student_folder_whose_name_cannot_be_an_id_is_skipped_with_its_reason(
                                    f"{id_problem(student)}: rename the student's folder to the student's id")]
 
 
+DEEP = 1500  # folders, each one letter: deeper than Python's recursion limit, within the file system's path limit
+
+
+@pytest.mark.parametrize("layout", [False, True])
+def test_no_depth_of_folders_stops_the_roster(tmp_path, layout):
+    """Attack: folders nested deeper than Python's recursion limit, in a plain folder or in a
+    student's lab folder; the roster finds everything else as before."""
+    given = tmp_path / ("submitted" if layout else "plain")
+    good = hand_in(given, "ann") if layout else given / "ann.ipynb"
+    good.parent.mkdir(parents=True, exist_ok=True)
+    good.write_bytes(BLANK.read_bytes())
+    deep = good.parent
+    for _ in range(DEEP):  # one by one: mkdir(parents=True) would itself recurse too deep
+        deep = deep / "d"
+        deep.mkdir()
+    (deep / "zed.ipynb").write_bytes(BLANK.read_bytes())
+    found = roster([given])
+    if layout:
+        assert [s.path for s in found.submissions] == [good]
+        assert found.skipped == [(good.parent / "d", f"inside ann's {LAB.name} folder: ann's own files, never "
+                                  f"searched for a submission (only the notebooks directly in a lab folder are "
+                                  f"graded; nbgrader's layout is submitted/<student>/<lab>/<lab>.ipynb)")]
+    else:
+        assert [s.path for s in found.submissions] == [good, deep / "zed.ipynb"]
+
+
 NESTED = b"[" * 100_000
 
 
