@@ -308,18 +308,38 @@ def test_a_student_folder_whose_name_cannot_be_an_id_is_skipped_with_its_reason(
 DEEP = 1500  # folders, each one letter: deeper than Python's recursion limit, within the file system's path limit
 
 
+@pytest.fixture
+def deep_folder(tmp_path):
+    """A factory of folders DEEP levels below the one it is given, each removed again bottom up:
+    pytest's own clean-up (shutil.rmtree) recurses, and would fail on them in a later session."""
+    made = []
+
+    def make(top):
+        deep = top
+        for _ in range(DEEP):  # one by one: mkdir(parents=True) would itself recurse too deep
+            deep = deep / "d"
+            deep.mkdir()
+        made.append((top, deep))
+        return deep
+
+    yield make
+    for top, deep in made:
+        while deep != top:
+            for entry in deep.iterdir():
+                entry.unlink()
+            deep.rmdir()
+            deep = deep.parent
+
+
 @pytest.mark.parametrize("layout", [False, True])
-def test_no_depth_of_folders_stops_the_roster(tmp_path, layout):
+def test_no_depth_of_folders_stops_the_roster(tmp_path, deep_folder, layout):
     """Attack: folders nested deeper than Python's recursion limit, in a plain folder or in a
     student's lab folder; the roster finds everything else as before."""
     given = tmp_path / ("submitted" if layout else "plain")
     good = hand_in(given, "ann") if layout else given / "ann.ipynb"
     good.parent.mkdir(parents=True, exist_ok=True)
     good.write_bytes(BLANK.read_bytes())
-    deep = good.parent
-    for _ in range(DEEP):  # one by one: mkdir(parents=True) would itself recurse too deep
-        deep = deep / "d"
-        deep.mkdir()
+    deep = deep_folder(good.parent)
     (deep / "zed.ipynb").write_bytes(BLANK.read_bytes())
     found = roster([given])
     if layout:
