@@ -115,8 +115,10 @@ def parsed(data):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             notebook = nbformat.reads(data.decode("utf-8"), as_version=4)
-        if any(not isinstance(cell.get("source", ""), str) for cell in notebook.cells):
-            raise ValueError("a cell's source is not text")
+        # What the grader reads of every cell: nbformat lets a notebook without them through.
+        if any(not isinstance(cell.get("source"), str) or not isinstance(cell.get("cell_type"), str)
+               for cell in notebook.cells):
+            raise ValueError("a cell has no source text or no type")
         # A \ud800 escape is valid JSON but no text: nothing (feedback, the autograded copy) could write it out.
         json.dumps(raw, ensure_ascii=False).encode("utf-8")
     except Exception as error:  # nbformat raises many kinds on malformed input, MemoryError included

@@ -149,6 +149,10 @@ def deeply_nested(depth):
     pytest.param(b'{"nbformat": 4, "cells": [], "metadata": {"x": "\xff"}}', id="latin-1-byte"),
     pytest.param(b'{"nbformat": 4, "cells": [], "metadata": {"x": "\\ud800"}}', id="lone-surrogate-escape"),
     pytest.param(b'{"nbformat": 99999999999999999999999, "cells": []}', id="huge-version"),
+    pytest.param(b'{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [{"cell_type": "code"}]}',
+                 id="a-cell-without-source"),
+    pytest.param(b'{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [{"source": "x = 1"}]}',
+                 id="a-cell-without-type"),
 ])
 def test_no_file_content_raises_anything_but_its_status(tmp_path, content):
     """Attack: a file that makes the reader itself fail (RecursionError, UnicodeError...) would
