@@ -114,7 +114,8 @@ def test_the_time_comes_from_timestamp_txt_else_from_the_file_said_so(tmp_path):
     assert source.startswith("the notebook file's modification time; timestamp.txt could not be read")
     (folder / "timestamp.txt").unlink()
     (folder / "timestamp.txt").symlink_to("/etc/hostname")
-    assert handed_in(notebook, nbgrader=True)[1].endswith("timestamp.txt is not a regular file"), "a link is never followed"
+    assert handed_in(notebook, nbgrader=True)[1].endswith("timestamp.txt is not a regular file"), \
+        "a link is never followed"
     loose = tmp_path / "loose.ipynb"
     loose.write_text("{}")
     (tmp_path / "timestamp.txt").write_text("2026-12-01 10:00:00.000000 UTC")
