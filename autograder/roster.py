@@ -3,9 +3,12 @@
 
 Who a record belongs to is read from the paths the operator gives on the command line, which are
 trusted, never from what lies below them, which students made. A given path is in nbgrader's
-layout when it or one of its three nearest parent folders is named `submitted` (the nearest
-one is the layout's root): the given path is then the root itself, a student's folder
-(`submitted/<student>`), a lab folder (`submitted/<student>/<lab>`) or a notebook in one. Below
+layout when it or a folder above it is named `submitted`, and the outermost such folder is the
+layout's root, so that no folder named so inside a student's folder, given by hand or by a shell
+pattern (`submitted/aa/lab/*`), is ever taken for one (a course kept below a folder named
+`submitted` must move: each of its records would be skipped, saying so). The given path is then
+the root itself, a student's folder (`submitted/<student>`), a lab folder
+(`submitted/<student>/<lab>`), a notebook in one, or something deeper, which is skipped. Below
 the root, the folder directly in it is the student and the folder below that the record's lab
 folder, and the record's notebook is one directly in the lab folder. Everything deeper is that
 student's own files (nbgrader's collect copies sub-folders): never searched, so that no folder a
@@ -172,10 +175,8 @@ def layout_place(path):
     else None: () for the root itself, (student,), (student, lab folder), (student, lab folder,
     file)..."""
     absolute = Path(os.path.abspath(path))
-    for folder in [absolute, *absolute.parents][:LAB_DEPTH + 2]:
-        if folder.name == LAYOUT:
-            return absolute.parts[len(folder.parts):]
-    return None
+    roots = [folder for folder in (absolute, *absolute.parents) if folder.name == LAYOUT]
+    return absolute.parts[len(roots[-1].parts):] if roots else None  # the outermost
 
 
 def lab_folder(folder, student, name, skipped):

@@ -4,6 +4,7 @@ file is safe, bounded and distinct, and no cell of grades.csv is a formula."""
 import csv
 import os
 import random
+import re
 import sqlite3
 import stat
 import subprocess
@@ -217,13 +218,14 @@ def colluding(tmp_path):
     return root, victim, mine
 
 
-@pytest.mark.parametrize("given", ["root", "students", "files"])
+@pytest.mark.parametrize("given", ["root", "students", "files", "pattern"])
 def test_a_folder_inside_ones_own_submission_makes_no_record_of_anyone(tmp_path, given):
     """Attack: submitted/aa/<lab>/submitted/victim/<lab>/<lab>.ipynb, inside aa's own folder, was
     keyed (victim, <lab>) and took victim's record over; the same made a record of a student who
     does not exist. A record's student and lab are the two folders below the root alone."""
     root, victim, mine = colluding(tmp_path)
-    paths = {"root": [root], "students": [root / "aa", root / "victim"], "files": [mine, victim]}[given]
+    paths = {"root": [root], "students": [root / "aa", root / "victim"], "files": [mine, victim],
+             "pattern": [*sorted(mine.parent.iterdir()), victim]}[given]  # `grade submitted/aa/lab/* ...`
     found = roster(paths)
     assert [(s.key, s.path, s.nbgrader) for s in found.submissions] == [
         (("aa", LAB.name), mine, True), (("victim", LAB.name), victim, True)]
@@ -233,12 +235,26 @@ def test_a_folder_inside_ones_own_submission_makes_no_record_of_anyone(tmp_path,
     assert all(why.startswith(f"inside aa's {LAB.name} folder: aa's own files") for _, why in nested)
 
 
-def test_a_path_given_inside_a_lab_folder_is_that_students(tmp_path):
-    """What the operator names is trusted, and the last parts of a path they give are theirs: a
-    folder given below a lab folder is that student's own files, never a record."""
-    root, _, mine = colluding(tmp_path)
-    with pytest.raises(SystemExit, match="no notebooks to grade"):
-        roster([mine.parent / "deeper"])
+@pytest.mark.parametrize("below", [("deeper",), ("submitted",), ("submitted", "victim"),
+                                   ("submitted", "victim", LAB.name),
+                                   ("submitted", "victim", LAB.name, f"{LAB.name}.ipynb")])
+def test_a_path_given_inside_a_lab_folder_is_that_students_own_files(tmp_path, below):
+    """However deep into a student's lab folder a given path reaches, the outermost submitted
+    folder is the root: what is there is that student's own files, never a record."""
+    _, _, mine = colluding(tmp_path)
+    given = mine.parent.joinpath(*below)
+    with pytest.raises(SystemExit, match=f"no notebooks to grade; skipped: {re.escape(str(given))} \\(inside aa's "
+                                         f"{LAB.name} folder"):
+        roster([given])
+
+
+def test_a_course_kept_below_a_folder_named_submitted_is_refused_saying_where(tmp_path):
+    """The price of the outermost root: every record is skipped, loudly, rather than one taken."""
+    root = tmp_path / "submitted" / "course" / "submitted"
+    hand_in(root, "alice")
+    with pytest.raises(SystemExit, match=f"no notebooks to grade; skipped: .*{re.escape(str(root / 'alice'))} "
+                                         "\\(inside course's submitted folder"):
+        roster([root])
 
 
 @pytest.mark.parametrize("place, why", [
