@@ -145,9 +145,9 @@ def defined_names(source):
 
 
 def identify(notebook, labs):
-    """The lab a notebook belongs to, from its structure: the lab whose locked cells (the cells
-    nbgrader locks in the release, which students cannot change) it holds the most of, matched by
-    their text. Its metadata and the names it defines are the student's to write, so they decide
+    """The lab a notebook belongs to, from its structure: the lab whose locked cells (every cell
+    nbgrader locks in the release, i.e. all but the answers) it holds the most of, matched by their
+    text. Its metadata and the names it defines are the student's to write, so they decide
     nothing."""
     held = {cell.source.strip() for cell in notebook.cells}
     found = {lab.name: len(held & locked_sources(lab)) for lab in labs}
