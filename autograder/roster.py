@@ -262,7 +262,7 @@ def found_under(given, skipped):
 
 
 def find_paths(paths, skipped):
-    """The notebooks under `paths`, each once: `./a.ipynb` and `a.ipynb`, or a folder and a
+    """The notebooks under `paths` (Found), each once: `./a.ipynb` and `a.ipynb`, or a folder and a
     notebook in it, are one; a file hard-linked into two students' folders (or two of one
     student's lab folders) is one each."""
     found, seen = [], set()
