@@ -24,7 +24,8 @@ from autograder.roster import Submission, find_paths, id_problem, roster
 from autograder.submission import SubmissionError, load
 from autograder.tables import write_tables
 from tests.adversarial.files import FORMULA_STARTS
-from tests.helpers import LABS, ROOT, all_points, grade_command, lab_notebook, read
+from tests.helpers import LABS, ROOT, all_points, grade_command, lab_notebook
+from tests.submissions import claiming
 
 LAB = LABS[0]
 SECRET = b"a course secret of the tests, 32+ bytes long"
@@ -396,11 +397,7 @@ def test_a_notebook_of_another_lab_claiming_the_folder_s_lab_is_that_other_lab(t
     functions, was graded as the other (0 points, status graded). In that lab's folder it is
     wrong_lab; outside the layout it is the lab its structure says."""
     lab, other = LABS[-1], LABS[0]
-    claim = read(lab_notebook(ROOT / "release", lab))
-    claim.metadata["course"] = {"lab": other.name, "title": other.title}
-    function = next(iter(other.activities.values())).functions[0]
-    claim.cells.append(nbformat.v4.new_code_cell(f"def {function}(*args):\n    return None\n"))
-    content = nbformat.writes(claim).encode()
+    content = nbformat.writes(claiming(lab, other)).encode()
     in_folder = hand_in(tmp_path / "submitted", "mallory", other.name, content)
     plain = tmp_path / "plain" / "mallory.ipynb"
     plain.parent.mkdir()

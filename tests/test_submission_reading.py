@@ -7,8 +7,8 @@ import pytest
 from autograder.labs import course_labs
 from autograder.roster import find_paths
 from autograder.submission import SubmissionError, identify, load, locked_sources, program, untouched
-from tests.helpers import LABS, ROOT, lab_notebook, read
-from tests.submissions import answer_cell, save, with_answer
+from tests.helpers import LABS, lab_notebook, read
+from tests.submissions import answer_cell, claiming, save, with_answer
 
 
 def every_lab():
@@ -166,16 +166,6 @@ def test_a_notebook_as_deep_as_a_real_one_still_loads(tmp_path):
     path = tmp_path / "x.ipynb"
     path.write_bytes(deeply_nested(50))
     assert load(path).metadata["x"]
-
-
-def claiming(lab, other):
-    """`lab`'s release notebook claiming, in its metadata, to be `other` and defining one of
-    `other`'s functions."""
-    notebook = read(lab_notebook(ROOT / "release", lab))
-    notebook.metadata["course"] = {"lab": other.name, "title": other.title}
-    function = next(iter(other.activities.values())).functions[0]
-    notebook.cells.append(nbformat.v4.new_code_cell(f"def {function}(*args):\n    return None\n"))
-    return notebook
 
 
 @pytest.mark.parametrize("lab, other", [(lab, other) for lab in LABS for other in LABS if other is not lab],
