@@ -22,7 +22,7 @@ from autograder.rooms import ROOMS, alone
 from autograder.sandbox import (WALL_FACTOR, WITHOUT_PYTORCH, Limits, Worker, WorkerFailure, process_scratch,
                                 remove_tree)
 from autograder.secret import course_secret, submission_seed
-from autograder.submission import Step, SubmissionError, answers, identify, load, program, student_name, untouched
+from autograder.submission import Step, SubmissionError, answers, identify, load, program, untouched
 from autograder.vocabulary import listing, plural
 from autograder.worker import QUOTED, decode, encode
 from course.syntax import parse
@@ -385,9 +385,10 @@ def quoted_error(reply, source="", quiet=False):
 def grade(path, options=Options(), expected_lab=None):
     """(result, answers): the result of grading the notebook at `path` (Gradescope schema plus
     `status`) and the student's code by answer-cell id. `expected_lab` is the lab the notebook
-    was handed in as (nbgrader's assignment folder): a notebook of another lab is not graded."""
+    was handed in as (nbgrader's assignment folder): a notebook of another lab is not graded. The
+    result names the student by the file's stem; a grading run names the record by its roster key."""
     started = time.monotonic()
-    name = student_name(path)
+    name = Path(path).stem
     try:
         notebook = load(path)
         lab = identify(notebook, list(course_labs().values()))

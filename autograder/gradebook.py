@@ -3,7 +3,8 @@
 Each activity's score goes to the grade of its check cell (``<activity>-check``). Optional
 activities are worth no points toward nbgrader's maximum; what they earn is extra credit.
 The autograded notebook written beside it (``autograded/<student>/<lab>/<lab>.ipynb``, the
-folder named by `file_stem`, with the submission's nbgrader files) lets ``nbgrader
+folder named by the student id as it is, which the roster only lets be a plain folder name, so that
+nbgrader's commands find it; with the submission's nbgrader files) lets ``nbgrader
 generate_feedback`` render the grader's messages under each check cell, and ``release_feedback``
 hand the page to the student.
 The gradebook is any database nbgrader's SQLAlchemy URL reaches: SQLite by default, PostgreSQL
@@ -32,7 +33,7 @@ from pathlib import Path
 import nbformat
 
 from autograder.labs import course_labs
-from autograder.results_store import atomic_write, file_stem
+from autograder.results_store import atomic_write
 from autograder.submission import SubmissionError, answers, load, read_regular
 from course.labs import ROOT
 from course.syntax import parse
@@ -318,7 +319,7 @@ class GradebookWriter:
             path.unlink(missing_ok=True)
 
     def _autograded(self, student, lab_name):
-        return self.course_dir / "autograded" / file_stem(student) / lab_name / f"{lab_name}.ipynb"
+        return self.course_dir / "autograded" / student / lab_name / f"{lab_name}.ipynb"
 
     def recorded(self, lab_name):
         """{student: grade_values} of what the gradebook holds for `lab_name`, in two queries."""

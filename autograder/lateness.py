@@ -41,7 +41,7 @@ from datetime import date, datetime, time, timedelta, timezone
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from autograder.submission import SubmissionError, nbgrader_place, read_regular
+from autograder.submission import SubmissionError, read_regular
 from course.labs import ROOT
 
 COURSE_FILE = ROOT / "course.toml"
@@ -230,12 +230,13 @@ def longer_than_nbgrader_writes(size):
     return ValueError(f"it is {size} bytes, longer than the {TIMESTAMP_BYTES} that nbgrader's one line takes")
 
 
-def handed_in(path):
+def handed_in(path, nbgrader):
     """(the time the notebook at `path` states it was handed in, where that was read from, why a
-    timestamp.txt that is there was not read or None). The time is timestamp.txt's claim in
-    nbgrader's layout, else the notebook file's modification time."""
+    timestamp.txt that is there was not read or None). The time is timestamp.txt's claim where
+    `path` is a record's notebook in nbgrader's layout (`nbgrader`), whose lab folder holds it,
+    else the notebook file's modification time."""
     note, refused = "", None
-    if nbgrader_place(path) is not None:
+    if nbgrader:
         claim, refused = read_claim(Path(path).parent)
         if claim is not None:
             return claim, TIMESTAMP, None
@@ -336,12 +337,14 @@ def penalty(policy, seconds):
                       f"{policy.penalty:.0%}")
 
 
-def lateness(course, student, lab, path, now=None):
-    """What the result of `student`'s `lab`, handed in at `path`, records of its time: when it
-    counts as handed in (see `weighed`) and from where that was read, what a person should check
-    of it (`to_check`), and where the lab has a due date, how late it was and the fraction of its
-    points that costs (`penalty`), with a sentence for people. `now` is the run's time."""
-    moment, source, refused = handed_in(path)
+def lateness(course, submission, now=None):
+    """What the result of the roster's `submission` records of its time: when it counts as handed
+    in (see `weighed`) and from where that was read, what a person should check of it
+    (`to_check`), and where the lab has a due date, how late it was and the fraction of its points
+    that costs (`penalty`), with a sentence for people. `now` is the run's time."""
+    student, lab = submission.key
+    path = submission.path
+    moment, source, refused = handed_in(path, submission.nbgrader)
     late = {"submitted": moment.isoformat() if moment else None, "source": source}
     evidence = seen(path)
     if evidence is None:  # the file is gone: nothing to weigh, nothing to say

@@ -21,6 +21,7 @@ from autograder.lateness import (TIMESTAMP_BYTES, TO_CHECK, TOLERANCE, Course, a
 from autograder.results_store import REPORT, record_path
 from course.folder import ENVIRONMENT
 from tests.helpers import LABS, ROOT, all_points, records_in
+from tests.submissions import handed
 
 LAB = LABS[0]
 NOW = datetime.now(timezone.utc).replace(microsecond=0)
@@ -74,7 +75,7 @@ def test_a_timestamp_that_is_no_time_is_refused_saying_why_and_the_notebooks_tim
     notebook = in_layout(tmp_path, "s01", UNREADABLE[kind])
     claim, why = read_claim(notebook.parent)
     assert claim is None and why.startswith("timestamp.txt could not be read (") and len(why) < 300, why
-    late = lateness(course(), "s01", LAB.name, notebook)
+    late = lateness(course(), handed("s01", notebook))
     assert late["submitted"] == (DUE - timedelta(hours=1)).isoformat() and late["penalty"] == 0.0
     assert late["source"].startswith("the notebook file's modification time; timestamp.txt could not be read")
     [check] = late["to_check"]
@@ -87,14 +88,14 @@ def test_a_timestamp_that_is_no_regular_file_is_never_read(tmp_path, make):
     notebook = in_layout(tmp_path, "s01")
     make(notebook.parent / "timestamp.txt")
     assert read_claim(notebook.parent) == (None, "timestamp.txt is not a regular file")
-    assert lateness(course(), "s01", LAB.name, notebook)["to_check"] == [
+    assert lateness(course(), handed("s01", notebook))["to_check"] == [
         "timestamp.txt is not a regular file, so the notebook's own times count"]
 
 
 def test_without_a_timestamp_the_notebooks_time_counts_undisputed(tmp_path):
     notebook = in_layout(tmp_path, "s01")
     assert read_claim(notebook.parent) == (None, None)
-    late = lateness(course(), "s01", LAB.name, notebook)
+    late = lateness(course(), handed("s01", notebook))
     assert late["source"] == "the notebook file's modification time; no timestamp.txt beside it"
     assert late["submitted"] == (DUE - timedelta(hours=1)).isoformat() and "to_check" not in late
 
@@ -102,7 +103,7 @@ def test_without_a_timestamp_the_notebooks_time_counts_undisputed(tmp_path):
 def test_a_claim_three_weeks_before_the_notebook_was_written_is_said_and_the_later_time_counts(tmp_path):
     written = DUE + timedelta(hours=26)
     notebook = in_layout(tmp_path, "s01", stamp(written - timedelta(weeks=3)), written)
-    late = lateness(course(), "s01", LAB.name, notebook)
+    late = lateness(course(), handed("s01", notebook))
     assert late["claimed"] == (written - timedelta(weeks=3)).isoformat()
     assert late["submitted"] == written.isoformat() and late["seconds_late"] == 26 * 3600
     assert late["source"] == "the notebook file's modification time, later than timestamp.txt's claim"
@@ -115,21 +116,21 @@ def test_a_claim_three_weeks_before_the_notebook_was_written_is_said_and_the_lat
 
 def test_a_claim_in_year_one_is_shown_as_such(tmp_path):
     notebook = in_layout(tmp_path, "s01", b"0001-01-01 00:00:00 UTC")
-    [check] = lateness(course(), "s01", LAB.name, notebook)["to_check"]
+    [check] = lateness(course(), handed("s01", notebook))["to_check"]
     assert check.startswith("timestamp.txt says 0001-01-01 00:00 UTC, but the notebook was last written")
 
 
 def test_a_claim_within_the_tolerance_of_the_last_write_is_taken(tmp_path):
     claim = DUE - timedelta(hours=1)
     notebook = in_layout(tmp_path, "s01", stamp(claim), claim + TOLERANCE - timedelta(minutes=1))
-    late = lateness(course(), "s01", LAB.name, notebook)
+    late = lateness(course(), handed("s01", notebook))
     assert (late["submitted"], late["source"]) == (claim.isoformat(), "timestamp.txt") and "to_check" not in late
 
 
 def test_a_claim_after_the_notebook_arrived_counts_from_its_arrival(tmp_path):
     notebook = in_layout(tmp_path, "s01", b"9999-12-31 23:59:59 UTC")
     arrived = datetime.fromtimestamp(min(notebook.stat().st_ctime, notebook.parent.stat().st_ctime), timezone.utc)
-    late = lateness(course(), "s01", LAB.name, notebook, now=NOW + timedelta(hours=1))
+    late = lateness(course(), handed("s01", notebook), now=NOW + timedelta(hours=1))
     assert late["submitted"] == arrived.isoformat() and late["source"].startswith("the time the notebook was put in")
     [check] = late["to_check"]
     assert "9999-12-31 23:59 UTC, in the future of this grading run, after the notebook was put in its folder" in check
@@ -138,7 +139,7 @@ def test_a_claim_after_the_notebook_arrived_counts_from_its_arrival(tmp_path):
 def test_a_modification_time_later_than_the_notebooks_arrival_is_not_used(tmp_path):
     claim = DUE - timedelta(hours=1)
     notebook = in_layout(tmp_path, "s01", stamp(claim), NOW + timedelta(days=30))
-    late = lateness(course(), "s01", LAB.name, notebook)
+    late = lateness(course(), handed("s01", notebook))
     assert (late["submitted"], late["source"]) == (claim.isoformat(), "timestamp.txt")
     [check] = late["to_check"]
     assert "so it was set by hand and is not used" in check
@@ -148,7 +149,7 @@ def test_a_claim_before_the_release_is_said(tmp_path):
     released = DUE - timedelta(days=7)
     claim = released - timedelta(days=1)
     notebook = in_layout(tmp_path, "s01", stamp(claim), claim - timedelta(hours=1))
-    late = lateness(course(released=released), "s01", LAB.name, notebook)
+    late = lateness(course(released=released), handed("s01", notebook))
     assert late["to_check"] == [f"timestamp.txt says {claim:%Y-%m-%d %H:%M} UTC, before the lab was released "
                                 f"({released:%Y-%m-%d %H:%M} UTC)"]
     assert late["penalty"] == 0.0
