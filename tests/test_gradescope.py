@@ -207,16 +207,18 @@ def test_without_a_notebook_it_says_what_to_upload(bundle, wheel, lab, tmp_path)
 @FIRST_LAB_ONLY
 def test_a_notebook_uploaded_twice_is_graded_once_and_the_copy_named(bundle, wheel, lab, release_dir, solved_dir,
                                                                       tmp_path):
-    """Attack: the notebook at the top of the upload and again in a folder was refused as 'Nothing
-    to grade'. The top one (here the blank) is graded, and the feedback names the other."""
-    folder = gradescope_folder(bundle, wheel, tmp_path / "autograder", [(f"{lab.name}.ipynb",
-                                                                         lab_notebook(release_dir, lab))])
-    (folder / "submission" / "copy").mkdir()
-    shutil.copy2(lab_notebook(solved_dir, lab), folder / "submission" / "copy" / f"{lab.name}.ipynb")
+    """Attack: the notebook in a folder of the upload and again in a folder below it was refused as
+    'Nothing to grade'. The upper one (here the blank) is graded, and the feedback names the other.
+    The folder is named as nbgrader's layout's root, which the upload's folders never make it."""
+    folder = gradescope_folder(bundle, wheel, tmp_path / "autograder")
+    (folder / "submission" / "submitted" / "copy").mkdir(parents=True)
+    shutil.copy2(lab_notebook(release_dir, lab), folder / "submission" / "submitted" / f"{lab.name}.ipynb")
+    shutil.copy2(lab_notebook(solved_dir, lab), folder / "submission" / "submitted" / "copy" / f"{lab.name}.ipynb")
     results = finish(start_autograder(folder), folder)
-    assert results["extra_data"]["status"] == "graded" and results["score"] == 0
-    assert results["output"].startswith(f"{lab.name}.ipynb was uploaded more than once: {lab.name}.ipynb, the one "
-                                        f"nearest the top of the upload, was graded, and not copy/{lab.name}.ipynb.\n")
+    assert results["extra_data"]["status"] == "graded" and results["score"] == 0, results
+    assert results["output"].startswith(f"{lab.name}.ipynb was uploaded more than once: submitted/{lab.name}.ipynb, "
+                                        f"the one nearest the top of the upload, was graded, and not "
+                                        f"submitted/copy/{lab.name}.ipynb.\n")
 
 
 @FIRST_LAB_ONLY

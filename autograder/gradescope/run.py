@@ -17,6 +17,7 @@ from pathlib import Path
 from autograder.labs import course_labs
 from autograder.results_store import atomic_write
 from autograder.sandbox import GRADER_PACKAGES, choose_sandbox, hidden_paths
+from autograder.submission import SubmissionError, read_submission
 from course.labs import ROOT
 
 GRADESCOPE_KEYS = ("score", "execution_time", "output", "visibility")
@@ -81,8 +82,17 @@ def grade_submission(base):
     # Chosen here and passed on, so that the line in the staff's log is what the grading had.
     protection = choose_sandbox("auto")
     print(f"autograder: the submission runs with protection: {protection}", flush=True)
-    with tempfile.TemporaryDirectory(prefix="gradescope-") as out:
-        subprocess.run([sys.executable, "-I", "-m", "autograder", "grade", str(notebook), "--out", out, "--jobs", "1",
+    with tempfile.TemporaryDirectory(prefix="gradescope-") as out, \
+            tempfile.TemporaryDirectory(prefix="gradescope-upload-") as alone:
+        # The upload's folders are the student's: one named `submitted` would make the grader read
+        # the path as nbgrader's layout. The notebook's bytes are graded from a folder of ours,
+        # read as any submission is (never through a link, a pipe or a device).
+        try:
+            graded = Path(alone) / notebook.name
+            graded.write_bytes(read_submission(notebook))
+        except SubmissionError as error:
+            return no_result(f"{notebook.relative_to(base / 'submission')} could not be graded: {error}", error.kind)
+        subprocess.run([sys.executable, "-I", "-m", "autograder", "grade", str(graded), "--out", out, "--jobs", "1",
                         "--no-gradebook", "--sandbox", protection.value], cwd=ROOT, stdin=subprocess.DEVNULL,
                        check=False)
         found = sorted(Path(out).glob("*/*.json"))  # <student>/<lab>.json
