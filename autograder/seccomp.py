@@ -6,8 +6,10 @@ side by side on one machine and see the same read-only files: the system, the Py
 installation. The kernel keeps state about those files that any process may set and any other
 may read back, whatever the mount namespace: advisory locks (a lock's byte range alone carries
 128 bits, read with F_GETLK), leases, change notifications (inotify, fanotify, dnotify), which of
-a file's pages are in memory (mincore, and evicting them with fadvise), and the keyrings of the
-one user, nobody, that every worker runs as. Refusing these calls with EPERM closes those
+a file's pages are in memory (mincore, cachestat, a read that refuses to wait for the disk:
+preadv2/pwritev2 with RWF_NOWAIT, or the same through asynchronous I/O and io_uring, whose
+queues cannot be set up; and evicting pages with fadvise), and the keyrings of the one user,
+nobody, that every worker runs as. Refusing these calls with EPERM closes those
 channels; no honest notebook makes them (IPython keeps its history in memory in the worker).
 
 `program()` is a classic BPF filter for seccomp, in the binary form that both bubblewrap's
@@ -33,10 +35,13 @@ SYSCALLS = {
     "x86_64": (0xC000003E, 72, {"flock": 73, "inotify_init": 253, "inotify_add_watch": 254,
                                 "inotify_init1": 294, "fanotify_init": 300, "fanotify_mark": 301,
                                 "mincore": 27, "fadvise64": 221, "add_key": 248, "request_key": 249,
-                                "keyctl": 250}),
+                                "keyctl": 250, "preadv2": 327, "pwritev2": 328, "cachestat": 451,
+                                "io_setup": 206, "io_uring_setup": 425}),
     "aarch64": (0xC00000B7, 25, {"flock": 32, "inotify_init1": 26, "inotify_add_watch": 27,
                                  "fanotify_init": 262, "fanotify_mark": 263, "mincore": 232,
-                                 "fadvise64": 223, "add_key": 217, "request_key": 218, "keyctl": 219}),
+                                 "fadvise64": 223, "add_key": 217, "request_key": 218, "keyctl": 219,
+                                 "preadv2": 286, "pwritev2": 287, "cachestat": 451, "io_setup": 0,
+                                 "io_uring_setup": 425}),
 }
 
 

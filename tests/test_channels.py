@@ -1,5 +1,7 @@
 """No data passes between two workers alive at the same time: the kernel's per-file state
 (locks, leases, change notifications) and the keyrings of the user nobody are closed by the seccomp filter (autograder/seccomp.py), on the warm and the cold path.
+Nor between a worker and any later one: the calls that tell which of a file's pages are in memory
+are refused too.
 
 Each channel is tried the way an attack would use it: one worker sets the state, a second one,
 alive at the same time, reads it back. The same code run in two plain processes on the host shows
@@ -57,6 +59,49 @@ def read_channels():
 """
 
 
+# Each way of asking the kernel whether a file's page is in memory, without reading it from disk.
+RESIDENCY = f"""
+import ctypes, errno, os
+def residency():
+    seen = {{}}
+    libc = ctypes.CDLL(None, use_errno=True)
+    numbers = {{"x86_64": {{"cachestat": 451, "io_setup": 206, "io_uring_setup": 425}},
+               "aarch64": {{"cachestat": 451, "io_setup": 0, "io_uring_setup": 425}}}}[os.uname().machine]
+    def outcome(result):
+        return "allowed" if result >= 0 else errno.errorcode[ctypes.get_errno()]
+    shared = os.open({SHARED}, os.O_RDONLY)
+    try:
+        os.preadv(shared, [bytearray(4096)], 0, os.RWF_NOWAIT)
+        seen["preadv2"] = "allowed"
+    except OSError as error:
+        seen["preadv2"] = "allowed" if error.errno == errno.EAGAIN else errno.errorcode[error.errno]
+    try:  # a flag every file system takes: tmpfs refuses RWF_NOWAIT on writes
+        os.pwritev(os.open("/tmp", os.O_TMPFILE | os.O_RDWR), [b"x"], 0, os.RWF_DSYNC)
+        seen["pwritev2"] = "allowed"
+    except OSError as error:
+        seen["pwritev2"] = errno.errorcode[error.errno]
+    span, counts = ctypes.create_string_buffer(16), ctypes.create_string_buffer(40)  # whole file; 5 counters
+    seen["cachestat"] = outcome(libc.syscall(numbers["cachestat"], shared, span, counts, 0))
+    context = ctypes.c_ulong(0)
+    seen["io_setup"] = outcome(libc.syscall(numbers["io_setup"], 1, ctypes.byref(context)))
+    parameters = ctypes.create_string_buffer(120)  # struct io_uring_params, zeroed
+    seen["io_uring_setup"] = outcome(libc.syscall(numbers["io_uring_setup"], 1, parameters))
+    return seen
+"""
+
+
+def probe_one(pool, hidden, source, call):
+    """What `call` (a function defined by `source`) returns in one sandboxed worker."""
+    folder = Path(tempfile.mkdtemp(prefix="channels-"))
+    worker = Worker(folder, Limits(), True, pool, hidden)
+    try:
+        assert "ok" in worker.ask({"op": "run", "source": source}, 60)
+        reply = worker.ask({"op": "probe", "source": f"def probe():\n    return str({call}())\n", "args": {}}, 60)
+        return eval(reply["value"]["value"])  # a literal of strings, numbers and None
+    finally:
+        worker.close()
+
+
 def run_pair(pool, hidden):
     """Start two workers, let the first write, and return what the second reads while both live."""
     folders = [Path(tempfile.mkdtemp(prefix="channels-")) for _ in range(2)]
@@ -90,6 +135,21 @@ def refused(seen):
 def test_a_worker_reads_nothing_another_one_set(pool, warm, hidden):
     seen = run_pair(pool if warm else None, hidden)
     assert refused(seen), seen
+
+
+@pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
+@pytest.mark.parametrize("hidden", [(), WITHOUT_PYTORCH], ids=["with-pytorch", "without-pytorch"])
+def test_a_worker_cannot_ask_which_pages_are_in_memory(pool, warm, hidden):
+    seen = probe_one(pool if warm else None, hidden, RESIDENCY, "residency")
+    assert set(seen.values()) == {"EPERM"}, seen
+
+
+def test_a_plain_process_can_ask_which_pages_are_in_memory():
+    """The control: unconfined, each of those calls does its work (io_uring where the machine allows it)."""
+    read = subprocess.run([sys.executable, "-c", RESIDENCY + "\nprint(repr(residency()))"],
+                          capture_output=True, text=True, check=True)
+    seen = eval(read.stdout)
+    assert {seen[call] for call in ("preadv2", "pwritev2", "cachestat", "io_setup")} == {"allowed"}, seen
 
 
 def test_the_same_channels_carry_data_between_plain_processes(tmp_path):
