@@ -31,6 +31,7 @@ from autograder import seccomp
 from autograder.cgroups import ControlGroup, available
 from autograder.errors import GraderError, GradingProblem
 from autograder.worker import MAX_REPLY, REPLY_NESTING
+from autograder.zygote import proc_covered, write_proc_covers
 
 WORKER = Path(__file__).resolve().with_name("worker.py")
 ZYGOTE = Path(__file__).resolve().with_name("zygote.py")
@@ -278,6 +279,23 @@ def font_lists():
         return ()
 
 
+@cache
+def proc_covers():
+    """The fixed files that cover the host-wide files of a sandbox's /proc (zygote.PROC_STATIC)."""
+    folder = Path(process_scratch(), "proc")
+    write_proc_covers(folder)
+    return folder
+
+
+def proc_mounts():
+    """bubblewrap arguments that cover, in the sandbox's /proc, what the zygote's workers have
+    covered (zygote.cover_proc): each host-wide folder by an empty tmpfs, each file by its fixed copy."""
+    mounts = []
+    for name, is_folder in proc_covered().items():
+        mounts += ["--tmpfs", f"/proc/{name}"] if is_folder else ["--ro-bind", str(proc_covers() / name), f"/proc/{name}"]
+    return mounts
+
+
 def bwrap_command(folder, python_args, hidden=(), disk_bytes=Limits.disk_bytes, seccomp_fd=None):
     """bubblewrap arguments that expose only the system, Python, worker.py and the files of
     `folder`, with the packages named in `hidden` replaced by one that refuses to import (a
@@ -285,7 +303,7 @@ def bwrap_command(folder, python_args, hidden=(), disk_bytes=Limits.disk_bytes, 
     submission can write, /tmp and SANDBOX_HOME, are tmpfs of `disk_bytes` each, gone with the
     sandbox; `folder`'s files are mounted read-only at the same places below SANDBOX_HOME."""
     # The private /tmp comes first: later mounts may lie below it (a checkout in /tmp).
-    mounts = ["--proc", "/proc", "--dev", "/dev", "--size", str(disk_bytes), "--tmpfs", "/tmp"]
+    mounts = ["--proc", "/proc", *proc_mounts(), "--dev", "/dev", "--size", str(disk_bytes), "--tmpfs", "/tmp"]
     if font_lists():  # matplotlib's folder (MPLCONFIGDIR), which it needs to be able to write to
         mounts += ["--perms", "0777", "--dir", MATPLOTLIB_FOLDER]
         for found in font_lists():

@@ -7,6 +7,7 @@ Each channel is tried the way an attack would use it: one worker sets the state,
 alive at the same time, reads it back. The same code run in two plain processes on the host shows
 that each reading would carry the data where nothing refuses it, so the tests can fail."""
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.sandbox import WITHOUT_PYTORCH, Limits, Pool, Worker
+from autograder.sandbox import WITHOUT_PYTORCH, Forked, Limits, Pool, Worker
 from autograder.warm import lab_imports
 
 # A shared read-only file every worker sees, and the byte range that carries the "message".
@@ -90,11 +91,44 @@ def residency():
 """
 
 
+# What a worker can read of /proc: each top-level entry but its processes' own folders.
+PROC = """
+import os
+def proc_seen():
+    seen = {}
+    for name in sorted(os.listdir("/proc")):
+        path = "/proc/" + name
+        if name.isdigit() or name in ("self", "thread-self"):
+            continue
+        if os.path.islink(path):
+            seen[name] = "link to " + os.readlink(path)
+        elif os.path.isdir(path):
+            seen[name] = len(os.listdir(path))
+        else:
+            try:  # without waiting: a root process reading kmsg waits for the kernel's next message
+                f = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+                try:
+                    seen[name] = len(os.read(f, 4096))
+                finally:
+                    os.close(f)
+            except OSError as error:
+                seen[name] = error.strerror
+    seen["cpu_count()"], seen["affinity"] = os.cpu_count(), len(os.sched_getaffinity(0))
+    with open("/proc/cpuinfo", "rb") as f:
+        seen["MHz in cpuinfo"] = b"MHz" in f.read()
+    with open("/proc/self/stat") as f:
+        seen["own stat"] = len(f.read())
+    return seen
+"""
+COUNTERS = ("loadavg", "stat", "meminfo", "vmstat", "diskstats", "interrupts", "uptime")
+
+
 def probe_one(pool, hidden, source, call):
     """What `call` (a function defined by `source`) returns in one sandboxed worker."""
     folder = Path(tempfile.mkdtemp(prefix="channels-"))
     worker = Worker(folder, Limits(), True, pool, hidden)
     try:
+        assert isinstance(worker.process, Forked) == (pool is not None)
         assert "ok" in worker.ask({"op": "run", "source": source}, 60)
         reply = worker.ask({"op": "probe", "source": f"def probe():\n    return str({call}())\n", "args": {}}, 60)
         return eval(reply["value"]["value"])  # a literal of strings, numbers and None
@@ -150,6 +184,27 @@ def test_a_plain_process_can_ask_which_pages_are_in_memory():
                           capture_output=True, text=True, check=True)
     seen = eval(read.stdout)
     assert {seen[call] for call in ("preadv2", "pwritev2", "cachestat", "io_setup")} == {"allowed"}, seen
+
+
+@pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
+@pytest.mark.parametrize("hidden", [(), WITHOUT_PYTORCH], ids=["with-pytorch", "without-pytorch"])
+def test_a_worker_sees_no_host_counters_in_proc(pool, warm, hidden):
+    """Every entry of /proc but the worker's own is empty, or links to its own; the processor's
+    description stays, without its current frequency, and so does what Python reads of the CPUs."""
+    seen = probe_one(pool if warm else None, hidden, PROC, "proc_seen")
+    assert seen.pop("cpuinfo") > 0 and not seen.pop("MHz in cpuinfo"), seen
+    assert seen.pop("own stat") > 0
+    assert seen.pop("cpu_count()") in {os.cpu_count(), seen.pop("affinity")}
+    assert seen.pop("mounts") == "link to self/mounts" and seen.pop("net") == "link to self/net"
+    assert set(COUNTERS) <= set(seen) and set(seen.values()) == {0}, seen
+
+
+def test_a_plain_process_sees_the_host_counters():
+    """The control: unconfined, the same probe reads the machine's live counters."""
+    read = subprocess.run([sys.executable, "-c", PROC + "\nprint(repr(proc_seen()))"],
+                          capture_output=True, text=True, check=True)
+    seen = eval(read.stdout)
+    assert all(seen[name] > 0 for name in COUNTERS) and seen["sys"] > 0, seen
 
 
 def test_the_same_channels_carry_data_between_plain_processes(tmp_path):
