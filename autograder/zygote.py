@@ -124,9 +124,9 @@ def build_root(new_root, folder, home, hidden_paths=(), unavailable=None, *, fil
     os.rmdir("/old-root")
 
 
-def proc_covered(proc="/proc"):
-    """The entries of `proc` that a worker must not see as they are: name -> True for a folder."""
-    return {entry.name: entry.is_dir(follow_symlinks=False) for entry in os.scandir(proc)
+def proc_covered():
+    """The entries of /proc that a worker must not see as they are: name -> True for a folder."""
+    return {entry.name: entry.is_dir(follow_symlinks=False) for entry in os.scandir("/proc")
             if not entry.name.isdigit() and not entry.is_symlink()}
 
 
