@@ -9,8 +9,10 @@ may read back, whatever the mount namespace: advisory locks (a lock's byte range
 a file's pages are in memory (mincore, cachestat, a read that refuses to wait for the disk:
 preadv2/pwritev2 with RWF_NOWAIT, or the same through asynchronous I/O and io_uring, whose
 queues cannot be set up; and evicting pages with fadvise), and the keyrings of the one user,
-nobody, that every worker runs as. Refusing these calls with EPERM closes those
-channels; no honest notebook makes them (IPython keeps its history in memory in the worker).
+nobody, that every worker runs as. So does sysinfo, which tells the whole machine's load, free
+memory and number of processes, as the files of /proc that a sandbox's own /proc covers
+(autograder/zygote.py). Refusing these calls with EPERM closes those channels; no honest
+notebook makes them (IPython keeps its history in memory in the worker; os.getloadavg() raises).
 
 `program()` is a classic BPF filter for seccomp, in the binary form that both bubblewrap's
 `--seccomp FD` and prctl(PR_SET_SECCOMP) take. Calls of another architecture's ABI (32-bit x86,
@@ -36,12 +38,12 @@ SYSCALLS = {
                                 "inotify_init1": 294, "fanotify_init": 300, "fanotify_mark": 301,
                                 "mincore": 27, "fadvise64": 221, "add_key": 248, "request_key": 249,
                                 "keyctl": 250, "preadv2": 327, "pwritev2": 328, "cachestat": 451,
-                                "io_setup": 206, "io_uring_setup": 425}),
+                                "io_setup": 206, "io_uring_setup": 425, "sysinfo": 99}),
     "aarch64": (0xC00000B7, 25, {"flock": 32, "inotify_init1": 26, "inotify_add_watch": 27,
                                  "fanotify_init": 262, "fanotify_mark": 263, "mincore": 232,
                                  "fadvise64": 223, "add_key": 217, "request_key": 218, "keyctl": 219,
                                  "preadv2": 286, "pwritev2": 287, "cachestat": 451, "io_setup": 0,
-                                 "io_uring_setup": 425}),
+                                 "io_uring_setup": 425, "sysinfo": 179}),
 }
 
 

@@ -118,6 +118,10 @@ def proc_seen():
         seen["MHz in cpuinfo"] = b"MHz" in f.read()
     with open("/proc/self/stat") as f:
         seen["own stat"] = len(f.read())
+    try:  # the same counters through sysinfo(2): the load, free memory, the number of processes
+        seen["getloadavg()"] = os.getloadavg()
+    except OSError:
+        seen["getloadavg()"] = 0
     return seen
 """
 COUNTERS = ("loadavg", "stat", "meminfo", "vmstat", "diskstats", "interrupts", "uptime")
@@ -205,6 +209,7 @@ def test_a_plain_process_sees_the_host_counters():
                           capture_output=True, text=True, check=True)
     seen = eval(read.stdout)
     assert all(seen[name] > 0 for name in COUNTERS) and seen["sys"] > 0, seen
+    assert len(seen["getloadavg()"]) == 3
 
 
 def test_the_same_channels_carry_data_between_plain_processes(tmp_path):
