@@ -91,6 +91,21 @@ def residency():
 """
 
 
+# The sockets a worker may open: Unix ones only (see autograder/seccomp.py).
+SOCKETS = """
+import errno, socket
+def sockets():
+    seen = {}
+    for family, kind in [("AF_UNIX", "SOCK_STREAM"), ("AF_INET", "SOCK_DGRAM"), ("AF_INET6", "SOCK_STREAM"),
+                         ("AF_NETLINK", "SOCK_RAW"), ("AF_PACKET", "SOCK_DGRAM")]:
+        try:
+            socket.socket(getattr(socket, family), getattr(socket, kind)).close()
+            seen[family] = "allowed"
+        except OSError as error:
+            seen[family] = errno.errorcode[error.errno]
+    return seen
+"""
+
 # What a worker can read of /proc: each top-level entry but its processes' own folders.
 PROC = """
 import os
@@ -201,6 +216,15 @@ def test_a_worker_sees_no_host_counters_in_proc(pool, warm, hidden):
     assert seen.pop("cpu_count()") in {os.cpu_count(), seen.pop("affinity")}
     assert seen.pop("mounts") == "link to self/mounts" and seen.pop("net") == "link to self/net"
     assert set(COUNTERS) <= set(seen) and set(seen.values()) == {0}, seen
+
+
+@pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
+@pytest.mark.parametrize("hidden", [(), WITHOUT_PYTORCH], ids=["with-pytorch", "without-pytorch"])
+def test_a_worker_opens_no_network_socket(pool, warm, hidden):
+    """Not even in its own empty network namespace: the packets it would send there are counted
+    with every other namespace's, in counters that later workers could read."""
+    seen = probe_one(pool if warm else None, hidden, SOCKETS, "sockets")
+    assert seen.pop("AF_UNIX") == "allowed" and set(seen.values()) == {"EPERM"}, seen
 
 
 def test_a_plain_process_sees_the_host_counters():
