@@ -139,6 +139,20 @@ def proc_seen():
         seen["getloadavg()"] = 0
     return seen
 """
+# The file systems of a worker's mounts, each with one mount point; less the lab's data below
+# /submission, which is the worker's own copy, made for it and read by no other worker.
+MOUNTS = """
+def file_systems():
+    found = {}
+    for line in open("/proc/self/mountinfo"):
+        fields = line.split()
+        point, kind = fields[4], fields[fields.index("-") + 1]
+        if not point.startswith("/submission/"):
+            found.setdefault(kind, point)
+    return found
+"""
+IN_MEMORY = {"tmpfs", "devtmpfs", "proc", "devpts"}  # no page cache that could be empty: nothing to time
+
 COUNTERS = ("loadavg", "stat", "meminfo", "vmstat", "diskstats", "interrupts", "uptime")
 
 
@@ -225,6 +239,44 @@ def test_a_worker_opens_no_network_socket(pool, warm, hidden):
     with every other namespace's, in counters that later workers could read."""
     seen = probe_one(pool if warm else None, hidden, SOCKETS, "sockets")
     assert seen.pop("AF_UNIX") == "allowed" and set(seen.values()) == {"EPERM"}, seen
+
+
+@pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
+def test_a_worker_without_pytorch_reads_only_files_held_in_memory(pool, warm):
+    """Its system, Python and grader's files are the private copy (autograder/private_root.py):
+    no file of the machine's, whose page cache a worker with PyTorch could have filled, is there."""
+    found = probe_one(pool if warm else None, WITHOUT_PYTORCH, MOUNTS, "file_systems")
+    assert set(found) <= IN_MEMORY, found
+
+
+@pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
+def test_a_worker_with_pytorch_reads_the_machines_files(pool, warm):
+    """The control: a worker with an oracle reads the machine's own files, from its disk."""
+    found = probe_one(pool if warm else None, (), MOUNTS, "file_systems")
+    assert set(found) - IN_MEMORY, found
+
+
+@pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
+def test_a_file_a_worker_with_pytorch_reads_is_not_one_a_worker_without_it_can(pool, warm):
+    """The same path, another file: json's source, which both kinds import."""
+    where = f"import json, os\ndef where():\n    found = os.stat({SHARED})\n    return (found.st_dev, found.st_ino)\n"
+    host = os.stat(json.__file__)
+    assert probe_one(pool if warm else None, (), where, "where") == (host.st_dev, host.st_ino)
+    assert probe_one(pool if warm else None, WITHOUT_PYTORCH, where, "where")[0] != host.st_dev
+
+
+def mapped_devices(pid):
+    """The devices (major numbers) of the files that the process `pid` maps: 0 for tmpfs."""
+    with open(f"/proc/{pid}/maps") as maps:
+        return {int(fields[3].split(":")[0], 16) for fields in map(str.split, maps) if len(fields) > 5
+                and fields[5].startswith("/")}
+
+
+def test_the_zygote_without_pytorch_maps_only_files_held_in_memory(pool):
+    """A forked worker faults in pages of what its zygote mapped: they must be the copy's too."""
+    assert pool.zygote(WITHOUT_PYTORCH) is not None and pool.zygote(()) is not None
+    assert mapped_devices(pool.zygotes[WITHOUT_PYTORCH].process.pid) == {0}
+    assert mapped_devices(pool.zygotes[()].process.pid) - {0}  # the control: the machine's own files
 
 
 def test_a_plain_process_sees_the_host_counters():
