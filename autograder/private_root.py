@@ -79,9 +79,9 @@ def libraries_needed(objects, root):
     for start in range(0, len(objects), 200):
         listed = subprocess.run(["ldd", *map(str, objects[start:start + 200])], capture_output=True, text=True)
         for line in listed.stdout.splitlines():
-            words = line.split()
-            path = words[2] if len(words) > 2 and words[1] == "=>" else words[0] if words and words[0].startswith("/") else None
-            if path and path.startswith("/") and Path(path).exists() and not Path(path).is_relative_to(root):
+            words = line.split()  # "name => /path (address)", or "/path (address)" for the loader
+            path = words[2] if len(words) > 2 and words[1] == "=>" else words[0] if words else ""
+            if path.startswith("/") and Path(path).exists() and not Path(path).is_relative_to(root):
                 needed.update({path, os.path.realpath(path)})
     return needed
 

@@ -432,7 +432,8 @@ class Zygote:
         process = subprocess.Popen([sys.executable, "-I", str(ZYGOTE), str(theirs.fileno()), json.dumps(modules),
                                     json.dumps(list(hidden))],
                                    env=environment, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                   pass_fds=(theirs.fileno(),), start_new_session=True, preexec_fn=Files(hidden).enter)
+                                   pass_fds=(theirs.fileno(),), start_new_session=True,
+                                   preexec_fn=Files(hidden).enter)
         theirs.close()
         zygote = cls(process, ours, hidden)
         zygote.scratch = scratch

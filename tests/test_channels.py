@@ -1,7 +1,9 @@
 """No data passes between two workers alive at the same time: the kernel's per-file state
 (locks, leases, change notifications) and the keyrings of the user nobody are closed by the seccomp filter (autograder/seccomp.py), on the warm and the cold path.
-Nor between a worker and any later one: the calls that tell which of a file's pages are in memory
-are refused too.
+Nor between a worker with an oracle (PyTorch) and any worker without it, then or later: the calls
+that tell which of a file's pages are in memory are refused, /proc shows no counter of the whole
+machine, and a worker without PyTorch reads only a private copy of its files held in memory
+(autograder/private_root.py), so that the time of a first read tells it nothing.
 
 Each channel is tried the way an attack would use it: one worker sets the state, a second one,
 alive at the same time, reads it back. The same code run in two plain processes on the host shows
@@ -277,6 +279,75 @@ def test_the_zygote_without_pytorch_maps_only_files_held_in_memory(pool):
     assert pool.zygote(WITHOUT_PYTORCH) is not None and pool.zygote(()) is not None
     assert mapped_devices(pool.zygotes[WITHOUT_PYTORCH].process.pid) == {0}
     assert mapped_devices(pool.zygotes[()].process.pid) - {0}  # the control: the machine's own files
+
+
+# Four files of the standard library that no worker imports: the oracle's message names one.
+CANDIDATES = [str(Path(json.__file__).parent.parent / name) for name in
+              ("this.py", "antigravity.py", "tabnanny.py", "sndhdr.py")]
+FIRST_READS = f"""
+import os, time
+def first_reads():
+    taken = []
+    for path in {CANDIDATES!r}:
+        f = os.open(path, os.O_RDONLY)
+        started = time.perf_counter_ns()
+        os.pread(f, 4096, 0)
+        taken.append(time.perf_counter_ns() - started)
+        os.close(f)
+    return taken
+def read(index):
+    with open({CANDIDATES!r}[index], "rb") as f:
+        return len(f.read(4096))
+"""
+
+
+def evict(paths):
+    """Drop the pages of `paths` from the page cache, as time or memory pressure would."""
+    for path in paths:
+        f = os.open(path, os.O_RDONLY)
+        try:
+            os.posix_fadvise(f, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(f)
+
+
+TRIALS = [*range(len(CANDIDATES))] * 2  # the candidate read in each; chance names all eight once in 4**8
+
+
+def decoded(pool, reader_hidden):
+    """For each of TRIALS: the page cache emptied of the candidates, a worker with PyTorch reads
+    that one, and a worker of `reader_hidden` names the one whose first read is fastest. How many
+    it names right."""
+    folders = [Path(tempfile.mkdtemp(prefix="channels-")) for _ in range(2)]
+    oracle = Worker(folders[0], Limits(), True, pool, ())
+    reader = Worker(folders[1], Limits(), True, pool, reader_hidden)
+    try:
+        for worker in (oracle, reader):
+            assert "ok" in worker.ask({"op": "run", "source": FIRST_READS}, 60)
+        right = 0
+        for index in TRIALS:
+            evict(CANDIDATES)
+            assert "ok" in oracle.ask({"op": "probe", "source": f"def probe():\n    return read({index})\n",
+                                       "args": {}}, 60)
+            taken = reader.ask({"op": "probe", "source": "def probe():\n    return str(first_reads())\n",
+                                "args": {}}, 60)
+            times = eval(taken["value"]["value"])
+            right += times.index(min(times)) == index
+        return right
+    finally:
+        oracle.close()
+        reader.close()
+
+
+@pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
+def test_a_worker_without_pytorch_times_no_first_read_a_worker_with_it_made(pool, warm):
+    """Each guess is as good as chance: the four files it reads are the copy's, all in memory."""
+    assert decoded(pool if warm else None, WITHOUT_PYTORCH) < len(TRIALS)
+
+
+def test_a_worker_with_pytorch_times_the_first_read_another_one_made():
+    """The control: where both read the machine's files, the file read first is found each time."""
+    assert decoded(None, ()) == len(TRIALS)
 
 
 def test_a_plain_process_sees_the_host_counters():
