@@ -108,6 +108,16 @@ def sockets():
     return seen
 """
 
+# The free space of the file system below a file of the lab's data (the machine's disk).
+FREE_SPACE = """
+import errno, os
+def free_space(path):
+    try:
+        return os.statvfs(path).f_bfree
+    except OSError as error:
+        return errno.errorcode[error.errno]
+"""
+
 # What a worker can read of /proc: each top-level entry but its processes' own folders.
 PROC = """
 import os
@@ -350,6 +360,24 @@ def test_a_worker_with_pytorch_times_the_first_read_another_one_made():
     assert decoded(None, ()) == len(TRIALS)
 
 
+@pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
+@pytest.mark.parametrize("hidden", [(), WITHOUT_PYTORCH], ids=["with-pytorch", "without-pytorch"])
+def test_a_worker_cannot_ask_how_full_the_disks_are(pool, warm, hidden):
+    """Its own folders, or the disk below the lab's data that it reads, whose count of free
+    blocks every write on the machine moves."""
+    folder = Path(tempfile.mkdtemp(prefix="channels-"))
+    (folder / "data.csv").write_text("x\n1\n")
+    worker = Worker(folder, Limits(), True, pool if warm else None, hidden)
+    try:
+        assert "ok" in worker.ask({"op": "run", "source": FREE_SPACE}, 60)
+        for path in ("/submission/data.csv", "/tmp", "/"):
+            reply = worker.ask({"op": "probe", "source": f"def probe():\n    return free_space({path!r})\n",
+                                "args": {}}, 60)
+            assert reply["value"]["value"] == "EPERM", (path, reply)
+    finally:
+        worker.close()
+
+
 def test_a_plain_process_sees_the_host_counters():
     """The control: unconfined, the same probe reads the machine's live counters."""
     read = subprocess.run([sys.executable, "-c", PROC + "\nprint(repr(proc_seen()))"],
@@ -357,6 +385,7 @@ def test_a_plain_process_sees_the_host_counters():
     seen = eval(read.stdout)
     assert all(seen[name] > 0 for name in COUNTERS) and seen["sys"] > 0, seen
     assert len(seen["getloadavg()"]) == 3
+    assert os.statvfs(tempfile.gettempdir()).f_bfree > 0
 
 
 def test_the_same_channels_carry_data_between_plain_processes(tmp_path):
