@@ -127,13 +127,25 @@ def private_root(scratch, hidden_paths, grader_files):
 
 
 _building = threading.Lock()
+SOURCE = "autograder-copy-"  # and the grading process's PID: the name of its copy's mount
+
+
+def sweep():
+    """Unmount the copies of grading processes that ended without unmounting theirs (killed): each
+    would hold its memory until the machine restarts."""
+    with open("/proc/self/mountinfo") as mounts:
+        for fields in map(str.split, mounts):
+            source = fields[fields.index("-") + 2]
+            if source.startswith(SOURCE) and not Path("/proc", source[len(SOURCE):]).exists():
+                libc.umount2(fields[4].encode(), MNT_DETACH)
 
 
 @cache
 def _made(scratch, hidden_paths, grader_files):
+    sweep()
     root = Path(scratch, "private-root")
     root.mkdir(mode=0o755)
-    mount("tmpfs", root, "tmpfs", 0, "mode=0755")
+    mount(f"{SOURCE}{os.getpid()}", root, "tmpfs", 0, "mode=0755")
     atexit.register(libc.umount2, str(root).encode(), MNT_DETACH)
     build(root, hidden_paths, grader_files)
     mount(None, root, None, MS_REMOUNT | MS_RDONLY)

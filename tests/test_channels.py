@@ -17,8 +17,10 @@ from pathlib import Path
 
 import pytest
 
+from autograder import private_root
 from autograder.sandbox import WITHOUT_PYTORCH, Forked, Limits, Pool, Worker
 from autograder.warm import lab_imports
+from autograder.zygote import mount
 
 # A shared read-only file every worker sees, and the byte range that carries the "message".
 SHARED = json.dumps(str(Path(json.__file__)))
@@ -376,6 +378,23 @@ def test_a_worker_cannot_ask_how_full_the_disks_are(pool, warm, hidden):
             assert reply["value"]["value"] == "EPERM", (path, reply)
     finally:
         worker.close()
+
+
+def test_a_copy_left_mounted_by_a_killed_grader_is_unmounted_by_the_next(tmp_path):
+    """The copy lives in memory: left behind by each killed run, copies would fill it."""
+    ended = subprocess.Popen(["true"])
+    ended.wait()
+    left, ours = tmp_path / "left", tmp_path / "ours"
+    for folder, pid in ((left, ended.pid), (ours, os.getpid())):
+        folder.mkdir()
+        mount(f"{private_root.SOURCE}{pid}", folder, "tmpfs", 0, "size=1m")
+    try:
+        private_root.sweep()
+        assert not os.path.ismount(left) and os.path.ismount(ours)
+    finally:
+        for folder in (left, ours):
+            if os.path.ismount(folder):
+                subprocess.run(["umount", str(folder)], check=True)
 
 
 def test_a_plain_process_sees_the_host_counters():
