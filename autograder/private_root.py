@@ -33,11 +33,13 @@ GRADER = ".grader"  # below the copy: the grader's own files that a worker reads
 
 
 @cache
-def python_folders():
-    """The folders of the Python path of a worker (this Python, isolated), not resolved."""
+def python_folders(mounted):
+    """The folders of the Python path of a worker (this Python, isolated), not resolved, that lie
+    in the folders a sandbox mounts (`mounted`): a checkout of the course on the path stays out."""
     listed = subprocess.run([sys.executable, "-I", "-c", "import json, sys; print(json.dumps(sys.path))"],
                             capture_output=True, text=True, check=True)
-    return [entry for entry in json.loads(listed.stdout) if entry and Path(entry).is_dir()]
+    return [entry for entry in json.loads(listed.stdout) if entry and Path(entry).is_dir()
+            and any(Path(entry).is_relative_to(folder) for folder in mounted)]
 
 
 def copy_into(root, paths):
@@ -86,13 +88,13 @@ def libraries_needed(objects, root):
     return needed
 
 
-def copied_python(root, hidden_paths):
+def copied_python(root, mounted, hidden_paths):
     """Copy the Python path's folders less `hidden_paths`, whose places stay as empty folders
     and files to be mounted over."""
     hidden = set(hidden_paths)
-    for folder in python_folders():
+    for folder in python_folders(mounted):
         nested = {str(path) for path in Path(folder).iterdir() if str(path) in hidden or
-                  (path.name == "site-packages" and str(path) not in python_folders())}
+                  (path.name == "site-packages" and str(path) not in python_folders(mounted))}
         copy_into(root, [path for path in Path(folder).iterdir() if str(path) not in nested])
         for path in nested & hidden:
             target = root / path.lstrip("/")
@@ -106,10 +108,10 @@ def copied_python(root, hidden_paths):
     copy_into(root, [*interpreter, *Path(sys.prefix).glob("pyvenv.cfg")])
 
 
-def build(root, hidden_paths, grader_files):
+def build(root, mounted, hidden_paths, grader_files):
     """Fill the empty folder `root` (a tmpfs) with the copy; `grader_files` go below GRADER."""
     mirror_links(root)
-    copied_python(root, hidden_paths)
+    copied_python(root, mounted, hidden_paths)
     objects = shared_objects(root) + [Path(os.path.realpath(sys.executable))]
     copy_into(root, sorted(libraries_needed(objects, root)))
     copy_into(root, ["/etc"])
@@ -118,12 +120,12 @@ def build(root, hidden_paths, grader_files):
     write_proc_covers(root / GRADER / "proc")
 
 
-def private_root(scratch, hidden_paths, grader_files):
-    """The copy for this grading process: a tmpfs mounted in `scratch` (see build), read-only,
-    and unmounted when the process exits (before `scratch` is removed: atexit runs in reverse).
-    Made once, by the first of the grader's threads to ask."""
+def private_root(scratch, mounted, hidden_paths, grader_files):
+    """The copy for this grading process of what a sandbox shows of the `mounted` folders: a tmpfs
+    mounted in `scratch` (see build), read-only, and unmounted when the process exits (before
+    `scratch` is removed: atexit runs in reverse). Made once, by the first thread to ask."""
     with _building:
-        return _made(scratch, hidden_paths, grader_files)
+        return _made(scratch, mounted, hidden_paths, grader_files)
 
 
 _building = threading.Lock()
@@ -141,13 +143,13 @@ def sweep():
 
 
 @cache
-def _made(scratch, hidden_paths, grader_files):
+def _made(scratch, mounted, hidden_paths, grader_files):
     sweep()
     root = Path(scratch, "private-root")
     root.mkdir(mode=0o755)
     mount(f"{SOURCE}{os.getpid()}", root, "tmpfs", 0, "mode=0755")
     atexit.register(libc.umount2, str(root).encode(), MNT_DETACH)
-    build(root, hidden_paths, grader_files)
+    build(root, mounted, hidden_paths, grader_files)
     mount(None, root, None, MS_REMOUNT | MS_RDONLY)
     return root
 

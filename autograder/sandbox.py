@@ -311,7 +311,7 @@ def private_copy():
         print("autograder: not root, so workers graded without PyTorch read the machine's own files, whose "
               "page cache a worker with PyTorch can leave a message in", file=sys.stderr)
         return None
-    return private_root(process_scratch(), (*hidden_paths(WITHOUT_PYTORCH), *grader_paths()),
+    return private_root(process_scratch(), mounted_folders(), (*hidden_paths(WITHOUT_PYTORCH), *grader_paths()),
                         (WORKER, UNAVAILABLE, *font_lists()))
 
 
