@@ -11,8 +11,11 @@ preadv2/pwritev2 with RWF_NOWAIT, or the same through asynchronous I/O and io_ur
 queues cannot be set up; and evicting pages with fadvise), and the keyrings of the one user,
 nobody, that every worker runs as. So does sysinfo, which tells the whole machine's load, free
 memory and number of processes, as the files of /proc that a sandbox's own /proc covers
-(autograder/zygote.py), and statfs, fstatfs and ustat, which tell the free blocks and inodes of
-the machine's disks below the lab's data that a worker reads, as every write there moves them. And sockets but Unix ones: the kernel counts the packets and socket
+(autograder/zygote.py); statfs, fstatfs, ustat and quotactl, which tell the free blocks and
+inodes of the machine's disks below the lab's data that a worker reads, as every write there
+moves them; syslog, the kernel's log, where a worker that crashes leaves a line (where the machine
+lets every user read it); and perf_event_open, which counts events of the whole machine (where the
+machine lets every user count them). And sockets but Unix ones: the kernel counts the packets and socket
 memory of every network namespace together and shows the sums in each process's /proc/PID/net
 (softnet_stat, sockstat), which no mount can cover for every process a worker starts; without a
 network socket, a worker cannot move those counters. Refusing these calls with EPERM closes those
@@ -47,12 +50,14 @@ SYSCALLS = {
                                 "mincore": 27, "fadvise64": 221, "add_key": 248, "request_key": 249,
                                 "keyctl": 250, "preadv2": 327, "pwritev2": 328, "cachestat": 451,
                                 "io_setup": 206, "io_uring_setup": 425, "sysinfo": 99, "statfs": 137,
-                                "fstatfs": 138, "ustat": 136}),
+                                "fstatfs": 138, "ustat": 136, "quotactl": 179, "quotactl_fd": 443,
+                                "syslog": 103, "perf_event_open": 298}),
     "aarch64": (0xC00000B7, 25, 198, {"flock": 32, "inotify_init1": 26, "inotify_add_watch": 27,
                                  "fanotify_init": 262, "fanotify_mark": 263, "mincore": 232,
                                  "fadvise64": 223, "add_key": 217, "request_key": 218, "keyctl": 219,
                                  "preadv2": 286, "pwritev2": 287, "cachestat": 451, "io_setup": 0,
-                                 "io_uring_setup": 425, "sysinfo": 179, "statfs": 43, "fstatfs": 44}),
+                                 "io_uring_setup": 425, "sysinfo": 179, "statfs": 43, "fstatfs": 44,
+                                 "quotactl": 60, "quotactl_fd": 443, "syslog": 116, "perf_event_open": 241}),
 }
 
 

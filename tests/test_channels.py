@@ -120,6 +120,22 @@ def free_space(path):
         return errno.errorcode[error.errno]
 """
 
+# The kernel's log, and the machine's event counters: whether a worker may ask for them at all.
+KERNEL_WIDE = """
+import ctypes, errno, os
+def kernel_wide():
+    libc = ctypes.CDLL(None, use_errno=True)
+    numbers = {"x86_64": {"syslog": 103, "perf_event_open": 298},
+               "aarch64": {"syslog": 116, "perf_event_open": 241}}[os.uname().machine]
+    def outcome(result):
+        return "allowed" if result >= 0 else errno.errorcode[ctypes.get_errno()]
+    attributes = ctypes.create_string_buffer(128)  # struct perf_event_attr: a software clock of this process
+    ctypes.c_uint32.from_buffer(attributes, 0).value = 1  # PERF_TYPE_SOFTWARE; config 0 = CPU clock
+    ctypes.c_uint32.from_buffer(attributes, 4).value = 128
+    return {"syslog": outcome(libc.syscall(numbers["syslog"], 10, None, 0)),  # SYSLOG_ACTION_SIZE_BUFFER
+            "perf_event_open": outcome(libc.syscall(numbers["perf_event_open"], attributes, 0, -1, -1, 0))}
+"""
+
 # What a worker can read of /proc: each top-level entry but its processes' own folders.
 PROC = """
 import os
@@ -395,6 +411,20 @@ def test_a_copy_left_mounted_by_a_killed_grader_is_unmounted_by_the_next(tmp_pat
         for folder in (left, ours):
             if os.path.ismount(folder):
                 subprocess.run(["umount", str(folder)], check=True)
+
+
+@pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
+@pytest.mark.parametrize("hidden", [(), WITHOUT_PYTORCH], ids=["with-pytorch", "without-pytorch"])
+def test_a_worker_cannot_ask_for_the_kernel_log_or_event_counters(pool, warm, hidden):
+    seen = probe_one(pool if warm else None, hidden, KERNEL_WIDE, "kernel_wide")
+    assert set(seen.values()) == {"EPERM"}, seen
+
+
+def test_a_plain_process_can_ask_for_the_kernel_log_and_event_counters():
+    """The control: unconfined (and root), both calls do their work."""
+    read = subprocess.run([sys.executable, "-c", KERNEL_WIDE + "\nprint(repr(kernel_wide()))"],
+                          capture_output=True, text=True, check=True)
+    assert set(eval(read.stdout).values()) == {"allowed"}, read.stdout
 
 
 def test_a_plain_process_sees_the_host_counters():
