@@ -1,8 +1,10 @@
 """Start the worker for one submission, inside bubblewrap where available, and talk to it.
 
 The worker sees a fresh folder of capped size (the submission's data, nothing else of the
-course), the Python installation, and the single file worker.py. No network, its own process
-tree, a scrubbed environment, and resource limits. Killing the worker kills everything it started.
+course), the Python installation, and the single file worker.py; a worker graded without PyTorch
+sees them in a private copy held in memory (autograder/private_root.py). No network, its own
+process tree, a /proc without the machine's counters, a scrubbed environment, and resource
+limits. Killing the worker kills everything it started.
 """
 import atexit
 import collections
