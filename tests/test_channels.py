@@ -186,9 +186,8 @@ IN_MEMORY = {"tmpfs", "devtmpfs", "proc", "devpts"}  # no page cache that could 
 COUNTERS = ("loadavg", "stat", "meminfo", "vmstat", "diskstats", "interrupts", "uptime")
 
 
-def probe_one(pool, hidden, source, call):
-    """What `call` (a function defined by `source`) returns in one sandboxed worker."""
-    folder = Path(tempfile.mkdtemp(prefix="channels-"))
+def probe_one(folder, pool, hidden, source, call):
+    """What `call` (a function defined by `source`) returns in one sandboxed worker of `folder`."""
     worker = Worker(folder, Limits(), True, pool, hidden)
     try:
         assert isinstance(worker.process, Forked) == (pool is not None)
@@ -236,8 +235,8 @@ def test_a_worker_reads_nothing_another_one_set(pool, warm, hidden):
 
 @pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
 @pytest.mark.parametrize("hidden", [(), WITHOUT_PYTORCH], ids=["with-pytorch", "without-pytorch"])
-def test_a_worker_cannot_ask_which_pages_are_in_memory(pool, warm, hidden):
-    seen = probe_one(pool if warm else None, hidden, RESIDENCY, "residency")
+def test_a_worker_cannot_ask_which_pages_are_in_memory(tmp_path, pool, warm, hidden):
+    seen = probe_one(tmp_path, pool if warm else None, hidden, RESIDENCY, "residency")
     assert set(seen.values()) == {"EPERM"}, seen
 
 
@@ -251,10 +250,10 @@ def test_a_plain_process_can_ask_which_pages_are_in_memory():
 
 @pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
 @pytest.mark.parametrize("hidden", [(), WITHOUT_PYTORCH], ids=["with-pytorch", "without-pytorch"])
-def test_a_worker_sees_no_host_counters_in_proc(pool, warm, hidden):
+def test_a_worker_sees_no_host_counters_in_proc(tmp_path, pool, warm, hidden):
     """Every entry of /proc but the worker's own is empty, or links to its own; the processor's
     description stays, without its current frequency, and so does what Python reads of the CPUs."""
-    seen = probe_one(pool if warm else None, hidden, PROC, "proc_seen")
+    seen = probe_one(tmp_path, pool if warm else None, hidden, PROC, "proc_seen")
     assert seen.pop("cpuinfo") > 0 and not seen.pop("MHz in cpuinfo"), seen
     assert seen.pop("own stat") > 0
     assert seen.pop("cpu_count()") in {os.cpu_count(), seen.pop("affinity")}
@@ -264,35 +263,35 @@ def test_a_worker_sees_no_host_counters_in_proc(pool, warm, hidden):
 
 @pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
 @pytest.mark.parametrize("hidden", [(), WITHOUT_PYTORCH], ids=["with-pytorch", "without-pytorch"])
-def test_a_worker_opens_no_network_socket(pool, warm, hidden):
+def test_a_worker_opens_no_network_socket(tmp_path, pool, warm, hidden):
     """Not even in its own empty network namespace: the packets it would send there are counted
     with every other namespace's, in counters that later workers could read."""
-    seen = probe_one(pool if warm else None, hidden, SOCKETS, "sockets")
+    seen = probe_one(tmp_path, pool if warm else None, hidden, SOCKETS, "sockets")
     assert seen.pop("AF_UNIX") == "allowed" and set(seen.values()) == {"EPERM"}, seen
 
 
 @pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
-def test_a_worker_without_pytorch_reads_only_files_held_in_memory(pool, warm):
+def test_a_worker_without_pytorch_reads_only_files_held_in_memory(tmp_path, pool, warm):
     """Its system, Python and grader's files are the private copy (autograder/private_root.py):
     no file of the machine's, whose page cache a worker with PyTorch could have filled, is there."""
-    found = probe_one(pool if warm else None, WITHOUT_PYTORCH, MOUNTS, "file_systems")
+    found = probe_one(tmp_path, pool if warm else None, WITHOUT_PYTORCH, MOUNTS, "file_systems")
     assert set(found) <= IN_MEMORY, found
 
 
 @pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
-def test_a_worker_with_pytorch_reads_the_machines_files(pool, warm):
+def test_a_worker_with_pytorch_reads_the_machines_files(tmp_path, pool, warm):
     """The control: a worker with an oracle reads the machine's own files, from its disk."""
-    found = probe_one(pool if warm else None, (), MOUNTS, "file_systems")
+    found = probe_one(tmp_path, pool if warm else None, (), MOUNTS, "file_systems")
     assert set(found) - IN_MEMORY, found
 
 
 @pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
-def test_a_file_a_worker_with_pytorch_reads_is_not_one_a_worker_without_it_can(pool, warm):
+def test_a_file_a_worker_with_pytorch_reads_is_not_one_a_worker_without_it_can(tmp_path, pool, warm):
     """The same path, another file: json's source, which both kinds import."""
     where = f"import json, os\ndef where():\n    found = os.stat({SHARED})\n    return (found.st_dev, found.st_ino)\n"
     host = os.stat(json.__file__)
-    assert probe_one(pool if warm else None, (), where, "where") == (host.st_dev, host.st_ino)
-    assert probe_one(pool if warm else None, WITHOUT_PYTORCH, where, "where")[0] != host.st_dev
+    assert probe_one(tmp_path, pool if warm else None, (), where, "where") == (host.st_dev, host.st_ino)
+    assert probe_one(tmp_path, pool if warm else None, WITHOUT_PYTORCH, where, "where")[0] != host.st_dev
 
 
 def mapped_devices(pid):
@@ -342,13 +341,14 @@ def evict(paths):
 TRIALS = [*range(len(CANDIDATES))] * 2  # the candidate read in each; chance names all eight once in 4**8
 
 
-def decoded(pool, reader_hidden):
+def decoded(folder, pool, reader_hidden):
     """For each of TRIALS: the page cache emptied of the candidates, a worker with PyTorch reads
     that one, and a worker of `reader_hidden` names the one whose first read is fastest. How many
     it names right."""
-    folders = [Path(tempfile.mkdtemp(prefix="channels-")) for _ in range(2)]
-    oracle = Worker(folders[0], Limits(), True, pool, ())
-    reader = Worker(folders[1], Limits(), True, pool, reader_hidden)
+    for name in ("oracle", "reader"):
+        (folder / name).mkdir()
+    oracle = Worker(folder / "oracle", Limits(), True, pool, ())
+    reader = Worker(folder / "reader", Limits(), True, pool, reader_hidden)
     try:
         for worker in (oracle, reader):
             assert "ok" in worker.ask({"op": "run", "source": FIRST_READS}, 60)
@@ -368,24 +368,23 @@ def decoded(pool, reader_hidden):
 
 
 @pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
-def test_a_worker_without_pytorch_times_no_first_read_a_worker_with_it_made(pool, warm):
+def test_a_worker_without_pytorch_times_no_first_read_a_worker_with_it_made(tmp_path, pool, warm):
     """Each guess is as good as chance: the four files it reads are the copy's, all in memory."""
-    assert decoded(pool if warm else None, WITHOUT_PYTORCH) < len(TRIALS)
+    assert decoded(tmp_path, pool if warm else None, WITHOUT_PYTORCH) < len(TRIALS)
 
 
-def test_a_worker_with_pytorch_times_the_first_read_another_one_made():
+def test_a_worker_with_pytorch_times_the_first_read_another_one_made(tmp_path):
     """The control: where both read the machine's files, the file read first is found each time."""
-    assert decoded(None, ()) == len(TRIALS)
+    assert decoded(tmp_path, None, ()) == len(TRIALS)
 
 
 @pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
 @pytest.mark.parametrize("hidden", [(), WITHOUT_PYTORCH], ids=["with-pytorch", "without-pytorch"])
-def test_a_worker_cannot_ask_how_full_the_disks_are(pool, warm, hidden):
+def test_a_worker_cannot_ask_how_full_the_disks_are(tmp_path, pool, warm, hidden):
     """Its own folders, or the disk below the lab's data that it reads, whose count of free
     blocks every write on the machine moves."""
-    folder = Path(tempfile.mkdtemp(prefix="channels-"))
-    (folder / "data.csv").write_text("x\n1\n")
-    worker = Worker(folder, Limits(), True, pool if warm else None, hidden)
+    (tmp_path / "data.csv").write_text("x\n1\n")
+    worker = Worker(tmp_path, Limits(), True, pool if warm else None, hidden)
     try:
         assert "ok" in worker.ask({"op": "run", "source": FREE_SPACE}, 60)
         for path in ("/submission/data.csv", "/tmp", "/"):
@@ -415,8 +414,8 @@ def test_a_copy_left_mounted_by_a_killed_grader_is_unmounted_by_the_next(tmp_pat
 
 @pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
 @pytest.mark.parametrize("hidden", [(), WITHOUT_PYTORCH], ids=["with-pytorch", "without-pytorch"])
-def test_a_worker_cannot_ask_for_the_kernel_log_or_event_counters(pool, warm, hidden):
-    seen = probe_one(pool if warm else None, hidden, KERNEL_WIDE, "kernel_wide")
+def test_a_worker_cannot_ask_for_the_kernel_log_or_event_counters(tmp_path, pool, warm, hidden):
+    seen = probe_one(tmp_path, pool if warm else None, hidden, KERNEL_WIDE, "kernel_wide")
     assert set(seen.values()) == {"EPERM"}, seen
 
 
