@@ -3,11 +3,11 @@ import traceback
 from contextlib import contextmanager
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import replace
+from pathlib import Path
 
 from autograder.grade import error_result, grade
 from autograder.sandbox import EVERY_WORKER, Pool
 from autograder.warm import lab_imports
-from autograder.submission import student_name
 
 
 def safe_grade(path, options, expected_lab=None):
@@ -16,7 +16,7 @@ def safe_grade(path, options, expected_lab=None):
         return grade(path, options, expected_lab)
     except Exception as error:  # the batch must finish whatever one notebook does
         detail = "".join(traceback.format_exception_only(type(error), error)).strip()
-        return error_result(student_name(path), path, "grader_error", f"the grader failed: {detail}", 0.0,
+        return error_result(Path(path).stem, path, "grader_error", f"the grader failed: {detail}", 0.0,
                             expected_lab), {}
 
 

@@ -19,7 +19,7 @@ import nbformat
 
 from autograder.labs import HERE, course_labs
 from autograder.policy import NUMPY_ONLY, pytorch_mentions
-from autograder.roster import keyed
+from autograder.roster import folder_lab
 from autograder.sandbox import Limits
 from autograder.submission import SubmissionError, answers, identify, load, untouched
 from autograder.vocabulary import listing
@@ -53,7 +53,7 @@ def named(notebook, index):
 def structure(path, notebook, lab):
     """What the grader will read differently from the release: problems, and notes that cost nothing."""
     problems, notes = [], []
-    expected = keyed(Path(path), course_labs()).expected
+    expected = folder_lab(path)
     if expected is not None and expected != lab.name:
         problems.append(f"this notebook is lab {lab.name}, but its folder hands it in as lab {expected}: the grader "
                         "would grade it as neither")

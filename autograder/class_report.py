@@ -238,8 +238,9 @@ def activity_summary(lab, activity_id, scored):
 
 
 def attention(lab_name, student, result, links):
-    """The record's reasons for a person to look at it: not scored, out of time, or a check that
-    hung or killed its worker. `links`: (results folder, the page's folder) or (None, None)."""
+    """The record's reasons for a person to look at it: not scored, out of time, a check that
+    hung or killed its worker, or a hand-in time the grader's evidence disputes. `links`: (results
+    folder, the page's folder) or (None, None)."""
     status, extra = result["status"], result["extra_data"]
     out, page_folder = links
     feedback = ""
@@ -252,6 +253,7 @@ def attention(lab_name, student, result, links):
         reasons.append("its time ran out before every activity was judged")
     messages = {test["name"]: test["output"] for test in result["tests"]}
     reasons += [f"activity {a}: {messages.get(a, 'a hidden check did not finish')}" for a in extra.get("stopped", ())]
+    reasons += [f"hand-in time: {check}" for check in extra.get("late", {}).get("to_check", ())]
     return [Attention(student, status, "; ".join(reasons), feedback)] if reasons else []
 
 

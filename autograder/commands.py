@@ -190,7 +190,7 @@ def refresh_late(out, course, kept):
     (feedback, then JSON), without grading anything again; `catch_up` then records it."""
     refreshed = {}
     for submission, result in kept:
-        late = lateness(course, submission.student, submission.lab, submission.path)
+        late = lateness(course, submission)
         if result["extra_data"].get("late") != late:
             apply_late(result, late)
             write_html(out, result)
@@ -216,7 +216,7 @@ def grade_and_write(args, pool, client, out, gradebook, course, todo, secret, ru
         extra = result["extra_data"]
         extra.update(student=submission.student, lab=submission.lab, path=str(submission.path))
         extra.update(provenance(result, digests[submission], secret))
-        apply_late(result, lateness(course, submission.student, submission.lab, submission.path))
+        apply_late(result, lateness(course, submission))
         write_html(out, result)
         try:
             gradebook.record(submission.student, submission.lab, result, answers)

@@ -24,12 +24,13 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, replace
+from functools import cache
 from pathlib import Path
 
 from autograder.batch import safe_grade
 from autograder.grade import Options
 from autograder.results_store import grader_version, lab_version
-from autograder.sandbox import Limits, Pool, Stopper, choose_sandbox, stopping
+from autograder.sandbox import Limits, Pool, Stopper, choose_sandbox, process_scratch, stopping
 from autograder.submission import SubmissionError, read_submission
 from autograder.secret import submission_seed
 from autograder.warm import lab_imports
@@ -94,6 +95,13 @@ def watch(worker, key, stopper, done):
             stopper.stop()
 
 
+@cache
+def node_scratch():
+    """Where this Dask worker's tasks write their notebooks: a folder removed when the worker's
+    process ends, however it ends (killed mid-task included)."""
+    return process_scratch()
+
+
 def grade_task(filename, data, settings, seed, expected_lab=None):
     """Runs on a Dask worker: (result, answers, versions), dictionaries of plain data, for one
     notebook given as bytes, its hidden inputs drawn from `seed`, handed in as `expected_lab` (None:
@@ -103,7 +111,7 @@ def grade_task(filename, data, settings, seed, expected_lab=None):
     worker, stopper, done = get_worker(), Stopper(), threading.Event()
     watcher = threading.Thread(target=watch, args=(worker, worker.get_current_task(), stopper, done), daemon=True)
     watcher.start()
-    with tempfile.TemporaryDirectory(prefix="submission-") as folder, stopping(stopper):
+    with tempfile.TemporaryDirectory(prefix="submission-", dir=node_scratch()) as folder, stopping(stopper):
         path = Path(folder) / filename
         path.write_bytes(data)
         try:

@@ -22,7 +22,7 @@ from autograder.rooms import ROOMS, alone
 from autograder.sandbox import (WALL_FACTOR, WITHOUT_PYTORCH, Limits, Pool, Worker, WorkerFailure, process_scratch,
                                 remove_tree)
 from autograder.secret import course_secret, submission_seed
-from autograder.submission import Step, SubmissionError, answers, identify, load, program, student_name, untouched
+from autograder.submission import Step, SubmissionError, answers, identify, load, program, untouched
 from autograder.vocabulary import listing, plural
 from autograder.worker import QUOTED, decode, encode
 from course.syntax import parse
@@ -122,22 +122,26 @@ class Session:
     by statement, so that the code around a failed `import torch` still runs."""
 
     def __init__(self, lab, steps, options, clock, extra_steps=(), hidden=(), kind=None, reference=None,
-                 apart=frozenset()):
-        """`apart`: the probes that run in the worker of the grader's side of a link (the
-        reference worker, which then serves even where `reference` is None)."""
+                 left_out=None, apart=frozenset()):
+        """`left_out`: {step index: why} of the steps an earlier run left out, which this one
+        leaves out from the start (a re-grade never runs again a cell that hung or crashed).
+        `apart`: the probes that run in the worker of the grader's side of a link (the reference
+        worker, which then serves even where `reference` is None)."""
         self.lab, self.steps, self.options, self.clock = lab, list(steps) + list(extra_steps), options, clock
         self.hidden, self.reference, self.reference_worker, self.apart = hidden, reference, None, apart
         self.kind = kind if kind is not None else "without PyTorch" if hidden else "with PyTorch"
         self.room = None  # held from the first start until release(): see autograder/rooms.py
-        self.skipped = {}  # step index -> why the step is left out of later runs
+        self.skipped = dict(left_out or {})  # step index -> why the step is left out of later runs
         self.errors = {}  # step index -> the error it raised on its first run
         self.worker, self.restarts, self.folder = None, 0, None
         self.alone = set()  # indices of given steps known to run without any of the submission's code
 
-    def timeout(self, apart=False):
-        """`apart`: for a probe run across the link, which pays for every step it takes there."""
-        crossing = self.reference is not None or apart
-        cell = self.options.limits.cell_seconds * (REFERENCE_FACTOR if crossing else 1)
+    def timeout(self, own_code=False, apart=False):
+        """The limit of the next request. In a re-grade the reference engine's forwarding is paid for
+        (REFERENCE_FACTOR), but a cell of the student's own (`own_code`) gets what the first run gave it.
+        A probe run `apart` pays for every step it takes across the link, as a re-grade does."""
+        forwarded = (self.reference is not None and not own_code) or apart
+        cell = self.options.limits.cell_seconds * (REFERENCE_FACTOR if forwarded else 1)
         return min(cell, self.clock.left(self.worker))
 
     def start(self):
@@ -196,7 +200,7 @@ class Session:
                 if index in self.skipped:
                     continue
                 try:
-                    reply = self.run(self.worker, step, self.timeout())
+                    reply = self.run(self.worker, step, self.timeout(own_code=step.student))
                 except WorkerFailure as failure:
                     if step.student:
                         self.skipped[index] = failure
@@ -291,10 +295,12 @@ class Sessions:
     together), so that no worker of a submission can talk to one with PyTorch. `kind` puts
     every session in a room of its own (see autograder/rooms.py)."""
 
-    def __init__(self, lab, steps, options, clock, grading, extra_steps=(), kind=None, reference=None):
+    def __init__(self, lab, steps, options, clock, grading, extra_steps=(), kind=None, reference=None,
+                 left_out=None):
         self.arguments, self.grading, self.kind = (lab, steps, options, clock, extra_steps), grading, kind
         self.reference = reference
         self.current, self.notes = None, []
+        self.left_out = dict(left_out or {})  # every step a session of these left out, for a re-grade
 
     def of(self, activity):
         hidden = hidden_for(self.grading, activity)
@@ -304,12 +310,13 @@ class Sessions:
                               if hidden_for(self.grading, other) == hidden for case in cases
                               if case.probe in self.grading.apart)
             self.current = Session(*self.arguments, hidden=hidden, kind=self.kind, reference=self.reference,
-                                   apart=apart)
+                                   left_out=self.left_out, apart=apart)
         return self.current
 
     def _retire(self):
         if self.current is not None:
             self.notes += self.current.problems()
+            self.left_out.update(self.current.skipped)
             self.current.release()
             self.current = None
 
@@ -317,8 +324,7 @@ class Sessions:
         return list(dict.fromkeys(self.notes + (self.current.problems() if self.current is not None else [])))
 
     def close(self):
-        if self.current is not None:
-            self.current.release()
+        self._retire()
 
 
 def judged(case, reply):
@@ -411,9 +417,10 @@ def quoted_error(reply, source="", quiet=False):
 def grade(path, options=Options(), expected_lab=None):
     """(result, answers): the result of grading the notebook at `path` (Gradescope schema plus
     `status`) and the student's code by answer-cell id. `expected_lab` is the lab the notebook
-    was handed in as (nbgrader's assignment folder): a notebook of another lab is not graded."""
+    was handed in as (nbgrader's assignment folder): a notebook of another lab is not graded. The
+    result names the student by the file's stem; a grading run names the record by its roster key."""
     started = time.monotonic()
-    name = student_name(path)
+    name = Path(path).stem
     try:
         notebook = load(path)
         lab = identify(notebook, list(course_labs().values()))
@@ -463,7 +470,7 @@ def grade(path, options=Options(), expected_lab=None):
     diagnoses = name_mistakes(grading, outcomes) if options.diagnose else {}
     stopped = [activity for activity, outcome in outcomes.items() if outcome.stopped]
     if status == "graded" and options.rejudge:
-        rejudge_with_reference_engine(grading, steps, outcomes, options, clock)
+        rejudge_with_reference_engine(grading, steps, outcomes, options, clock, sessions.left_out)
     found = answers(lab, notebook)
     point_at_pytorch(grading, found, outcomes)
     result = activity_result(name, path, lab, outcomes, problems, status, started)
@@ -521,7 +528,7 @@ def by_worker(grading):
     return sorted(grading.lab.activities, key=lambda activity: hidden_for(grading, activity) == ())
 
 
-def rejudge_with_reference_engine(grading, steps, outcomes, options, clock):
+def rejudge_with_reference_engine(grading, steps, outcomes, options, clock, left_out):
     """An activity built on earlier ones is judged again on a correct engine when one of those
     failed, so that a mistake costs only the points of the activity where it was made. The
     reference code runs after the submission's and replaces the failed activities' functions;
@@ -529,7 +536,11 @@ def rejudge_with_reference_engine(grading, steps, outcomes, options, clock):
 
     An activity `deferred` because its engine hung or crashed in an activity it calls was never
     run on the submission's engine: the correct engine alone judges it, and a failure there is its
-    own (its own functions are never replaced), so it is told which check failed."""
+    own (its own functions are never replaced), so it is told which check failed.
+
+    The student's own code gets no more time here than in the first run: its cells keep their
+    limit, and those the first run left out (`left_out`: they hung or crashed a worker) stay out.
+    The re-grade runs alone (autograder/rooms.py), so a looping cell would hold up the batch."""
     lab, retry = grading.lab, {}
     for activity, needs in grading.depends.items():
         broken = [need for need in needs if not outcomes[need].passed]
@@ -545,7 +556,7 @@ def rejudge_with_reference_engine(grading, steps, outcomes, options, clock):
     for broken, activities in groups.items():
         step, reference = reference_engine(lab, broken)
         sessions = Sessions(lab, steps, options, clock, grading, extra_steps=[step], kind=alone("reference engine"),
-                            reference=reference)
+                            reference=reference, left_out=left_out)
         said = named(broken)
         try:
             for activity in sorted(activities, key=by_worker(grading).index):

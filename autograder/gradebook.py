@@ -3,7 +3,8 @@
 Each activity's score goes to the grade of its check cell (``<activity>-check``). Optional
 activities are worth no points toward nbgrader's maximum; what they earn is extra credit.
 The autograded notebook written beside it (``autograded/<student>/<lab>/<lab>.ipynb``, the
-folder named by `file_stem`, with the submission's nbgrader files) lets ``nbgrader
+folder named by the student id as it is, which the roster only lets be a plain folder name, so that
+nbgrader's commands find it; with the submission's nbgrader files) lets ``nbgrader
 generate_feedback`` render the grader's messages under each check cell, and ``release_feedback``
 hand the page to the student.
 The gradebook is any database nbgrader's SQLAlchemy URL reaches: SQLite by default, PostgreSQL
@@ -32,8 +33,8 @@ from pathlib import Path
 import nbformat
 
 from autograder.labs import course_labs
-from autograder.results_store import atomic_write, file_stem
-from autograder.submission import answers, load
+from autograder.results_store import atomic_write
+from autograder.submission import SubmissionError, answers, load, read_regular
 from course.labs import ROOT
 from course.syntax import parse
 
@@ -41,8 +42,13 @@ BATCH_RECORDS, BATCH_SECONDS = 50, 10.0
 
 # What nbgrader's submit leaves beside a notebook and its autograde copies beside the autograded
 # one, for generate_feedback to carry into the feedback folder: release_feedback names each page
-# from the secret, and fetch_feedback finds it by the secret the student's submit kept.
-SUBMISSION_FILES = ("timestamp.txt", "submission_secret.txt")
+# from the secret, and fetch_feedback finds it by the secret the student's submit kept. Both come
+# from the student's side: the time written beside the autograded notebook is the one that
+# counted (autograder/lateness.py), the gradebook's, and the secret is copied only when it is a
+# regular file of at most SECRET_BYTES (submit writes 128 hex digits).
+TIMESTAMP, SECRET = "timestamp.txt", "submission_secret.txt"
+SUBMISSION_FILES = (TIMESTAMP, SECRET)
+SECRET_BYTES = 1024
 
 
 @cache
@@ -170,6 +176,11 @@ def naive_utc(moment):
     return moment.astimezone(timezone.utc).replace(tzinfo=None)
 
 
+def nbgrader_timestamp(moment):
+    """An ISO 8601 time as nbgrader's submit writes timestamp.txt: "2026-12-01 23:59:07.123456 UTC"."""
+    return f"{naive_utc(moment).isoformat(' ', 'microseconds')} UTC"
+
+
 def recordable(result):
     """False when nothing was graded (a notebook of another lab, an unreadable file,
     lab_not_gradable): nbgrader has no place for it."""
@@ -263,15 +274,18 @@ class GradebookWriter:
             self.flush()
 
     def _stage(self, gradebook, student, lab_name, result):
+        from nbgrader.api import MissingEntry
+
         gradebook.update_or_create_student(student)
         values = grade_values(result)
         submitted, extension, penalty = values.pop(None)
         submission = gradebook.update_or_create_submission(lab_name, student)
         submission.timestamp, submission.extension = submitted, extension
-        for grade_id, (auto_score, extra_credit) in values.items():
-            grade = gradebook.find_grade(grade_id, lab_name, lab_name, student)
-            grade.auto_score, grade.extra_credit = auto_score, extra_credit
-        gradebook.find_submission_notebook(lab_name, lab_name, student).late_submission_penalty = penalty
+        try:
+            fill_in(gradebook, student, lab_name, values, penalty)
+        except MissingEntry:
+            complete(gradebook, submission)
+            fill_in(gradebook, student, lab_name, values, penalty)
 
     def flush(self):
         """Commit the staged records, in one transaction. When that fails they are not in the
@@ -305,7 +319,7 @@ class GradebookWriter:
             path.unlink(missing_ok=True)
 
     def _autograded(self, student, lab_name):
-        return self.course_dir / "autograded" / file_stem(student) / lab_name / f"{lab_name}.ipynb"
+        return self.course_dir / "autograded" / student / lab_name / f"{lab_name}.ipynb"
 
     def recorded(self, lab_name):
         """{student: grade_values} of what the gradebook holds for `lab_name`, in two queries."""
@@ -379,13 +393,55 @@ class GradebookWriter:
                 cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=messages[cell.id] + "\n")]
         text = nbformat.writes(notebook)
         autograded = atomic_write(self._autograded(student, lab_name), text if text.endswith("\n") else text + "\n")
-        handed_in = Path(result["extra_data"]["path"]).parent
-        for name in SUBMISSION_FILES:
-            source, kept = handed_in / name, autograded.with_name(name)
-            if source.is_file() and not source.is_symlink():
-                atomic_write(kept, source.read_bytes())
-            else:
-                kept.unlink(missing_ok=True)
+        counted = result["extra_data"].get("late", {}).get("submitted")
+        write_or_remove(autograded.with_name(TIMESTAMP), counted and nbgrader_timestamp(counted))
+        secret = Path(result["extra_data"]["path"]).with_name(SECRET)
+        try:
+            write_or_remove(autograded.with_name(SECRET), read_regular(secret, SECRET_BYTES, ValueError))
+        except (SubmissionError, ValueError):  # none, or not what submit writes: no feedback page is named from it
+            write_or_remove(autograded.with_name(SECRET), None)
+
+
+def write_or_remove(path, data):
+    """Write `data` (text or bytes) to `path`, or remove `path` where there is no data."""
+    if data:
+        atomic_write(path, data)
+    else:
+        path.unlink(missing_ok=True)
+
+
+def fill_in(gradebook, student, lab_name, values, penalty):
+    """Set the grades `values` ({check cell: (auto score, extra credit)}) and the late `penalty` in
+    the rows of `student`'s submission of `lab_name`; MissingEntry where a row is not there."""
+    for grade_id, (auto_score, extra_credit) in values.items():
+        grade = gradebook.find_grade(grade_id, lab_name, lab_name, student)
+        grade.auto_score, grade.extra_credit = auto_score, extra_credit
+    gradebook.find_submission_notebook(lab_name, lab_name, student).late_submission_penalty = penalty
+
+
+def complete(gradebook, submission):
+    """Add the rows that nbgrader's add_submission gives a new submission and `submission` lacks:
+    its notebooks, their grades and their comments. A failed `nbgrader autograde` leaves a
+    submission without them (made while its assignment had no notebooks yet, as after `nbgrader db
+    assignment add`), and nbgrader never adds them later, so without this no record of that
+    student and lab could ever be written. Rows that are there, a person's grades among them, stay."""
+    from nbgrader.api import Comment, Grade, SubmittedNotebook
+
+    # Each row goes into the session as it is made: SQLAlchemy 2 follows no back-reference there.
+    session = gradebook.db
+    held = {notebook.notebook_id: notebook for notebook in submission.notebooks}
+    for notebook in submission.assignment.notebooks:
+        submitted = held.get(notebook.id)
+        if submitted is None:
+            submitted = SubmittedNotebook(notebook=notebook, assignment=submission)
+            session.add(submitted)
+        graded = {grade.cell_id for grade in submitted.grades}
+        commented = {comment.cell_id for comment in submitted.comments}
+        session.add_all([Grade(cell_id=cell.id, notebook=submitted)
+                         for cell in [*notebook.grade_cells, *notebook.task_cells] if cell.id not in graded])
+        session.add_all([Comment(cell_id=cell.id, notebook=submitted)
+                         for cell in [*notebook.solution_cells, *notebook.task_cells] if cell.id not in commented])
+    session.flush()
 
 
 def grade_rows(gradebook, *columns):

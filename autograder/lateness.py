@@ -15,28 +15,33 @@ date, the late policy, and extensions per student and lab:
 
     [labs.pt03_autodiff]
     due = 2026-12-01T23:59:00         # a TOML date-time, or a string such as "2026-12-01 23:59"
+    released = 2026-11-17T09:00:00    # optional: when students got it; a hand-in claimed before is said
     late = { per = "hour", penalty = 0.01 }    # this lab's own policy, over [late]
 
     [extensions.s03]                  # per student: hours added to a lab's due date
     pt03_autodiff = 48
 
-The time a submission was handed in is nbgrader's `timestamp.txt` beside the notebook in its
-`submitted/<student>/<lab>/` folder; without one (or outside that layout) it is the notebook
-file's modification time, and the result says so. The penalty is a fraction of the points the
-submission earned, required and bonus alike; it is applied when results are written, never by
-grading, so a changed due date, policy or extension takes effect on the next run without grading
-anything again.
+The time a submission was handed in is claimed by nbgrader's `timestamp.txt` beside the notebook
+in its `submitted/<student>/<lab>/` folder, a file the student's side writes: it is read in one
+place (`read_claim`), at most TIMESTAMP_BYTES, and any content that is no time a calendar holds in
+UTC is refused there, costing that record alone. Without a readable one (or outside that layout)
+the notebook file's modification time stands in, and the result says so. The claim is then
+weighed against what the grader's file system shows (`weighed`): a disagreement of more than
+TOLERANCE is said for a person to check (`to_check` in the result, a line of the feedback, the
+run's summary, the class report) and decides the time that counts. The penalty is a fraction of
+the points the submission earned, required and bonus alike; it is applied when results are
+written, never by grading, so a changed due date, policy or extension takes effect on the next run
+without grading anything again.
 """
 import math
 import os
-import stat
 import tomllib
 from dataclasses import dataclass, field, fields
 from datetime import date, datetime, time, timedelta, timezone
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from autograder.submission import nbgrader_place
+from autograder.submission import SubmissionError, read_regular
 from course.labs import ROOT
 
 COURSE_FILE = ROOT / "course.toml"
@@ -44,6 +49,12 @@ TIMESTAMP = "timestamp.txt"
 TIMESTAMP_BYTES = 200  # nbgrader writes one line of about 30 characters
 UNITS = {"day": 86400, "hour": 3600}
 HANDED_IN = "Handed in"  # the start of the line a result's output gives to lateness
+TO_CHECK = "Hand-in time for a person to check"  # the start of its line on the evidence disagreeing
+# How far the claimed hand-in time may be from what the grader sees before it is said: clocks
+# differ, and nbgrader's submit copies the notebook a moment before it writes timestamp.txt.
+TOLERANCE = timedelta(minutes=15)
+MODIFIED = "the notebook file's modification time"
+ARRIVED = "the time the notebook was put in its folder (its ctime)"
 
 
 class CourseFileError(ValueError):
@@ -62,6 +73,7 @@ class Policy:
 @dataclass(frozen=True)
 class Course:
     due: dict = field(default_factory=dict)  # lab -> aware datetime
+    released: dict = field(default_factory=dict)  # lab -> aware datetime: no hand-in is earlier
     policies: dict = field(default_factory=dict)  # lab -> Policy (absent: the default)
     default: Policy = Policy()
     extensions: dict = field(default_factory=dict)  # (student, lab) -> timedelta
@@ -137,15 +149,19 @@ def _course(table, labs):
         raise CourseFileError(f"timezone {table.get('timezone')!r} is not a time zone such as \"Europe/London\" "
                               "or \"UTC\"") from None
     default = _policy(table.get("late", {}), Policy(), "[late]")
-    due, policies = {}, {}
+    due, released, policies = {}, {}, {}
     for lab, settings in table.get("labs", {}).items():
         where = f"[labs.{lab}]"
         if lab not in labs:
             raise CourseFileError(f"{where}: the course has no lab {lab} (its labs: {', '.join(sorted(labs))})")
-        if not isinstance(settings, dict) or set(settings) - {"due", "late"}:
-            raise CourseFileError(f"{where} takes due and late only")
+        if not isinstance(settings, dict) or set(settings) - {"due", "released", "late"}:
+            raise CourseFileError(f"{where} takes due, released and late only")
         if "due" in settings:
             due[lab] = _moment(settings["due"], zone, f"{where} due")
+        if "released" in settings:
+            released[lab] = _moment(settings["released"], zone, f"{where} released")
+            if lab in due and released[lab] > due[lab]:
+                raise CourseFileError(f"{where} released is after its due date; give the time students got the lab")
         if "late" in settings:
             policies[lab] = _policy(settings["late"], default, f"{where} late")
     extensions = {}
@@ -159,52 +175,144 @@ def _course(table, labs):
             if isinstance(hours, bool) or not isinstance(hours, (int, float)) or hours < 0:
                 raise CourseFileError(f"{where} is {hours!r}; give the extension in hours, at least 0")
             extensions[(student, lab)] = timedelta(hours=hours)
-    return Course(due, policies, default, extensions)
+    return Course(due, released, policies, default, extensions)
 
 
 def parse_timestamp(text):
     """nbgrader's timestamp.txt ("2026-12-01 23:59:07.123456 UTC", or an ISO 8601 time) as an
-    aware datetime; a time without a zone is UTC, as nbgrader reads it."""
+    aware datetime in UTC; a time without a zone is UTC, as nbgrader reads it. ValueError, naming
+    the problem, for anything else, a time that cannot be put in UTC included."""
     text = text.strip()
+    # Python's ISO 8601 reading takes any one character between the date and the time, a NUL too.
+    if not (text.isascii() and text.isprintable()):
+        raise ValueError("it holds characters other than printable ASCII, and nbgrader writes one plain line")
+    example = "such as 2026-12-01 23:59:07.123456 UTC"
     moment, _, zone_name = text.rpartition(" ")
     zone = None
-    if moment and zone_name[:1] in ("+", "-"):  # a numeric offset, "+0100" or "-05:00"
-        return datetime.fromisoformat(f"{moment}{zone_name}")
-    if moment and zone_name and not zone_name[0].isdigit():
-        try:
-            zone = timezone.utc if zone_name.upper() in ("UTC", "Z", "GMT") else ZoneInfo(zone_name)
-        except (ZoneInfoNotFoundError, ValueError):
-            raise ValueError(f"unknown time zone {zone_name!r}") from None
-        text = moment
-    value = datetime.fromisoformat(text)
+    try:
+        if moment and zone_name[:1] in ("+", "-"):  # a numeric offset, "+0100" or "-05:00"
+            value = datetime.fromisoformat(f"{moment}{zone_name}")
+        else:
+            if moment and zone_name and not zone_name[0].isdigit():
+                zone = timezone.utc if zone_name.upper() in ("UTC", "Z", "GMT") else ZoneInfo(zone_name)
+                text = moment
+            value = datetime.fromisoformat(text)
+    except (ZoneInfoNotFoundError, ValueError, OSError):  # OSError: a zone name the system cannot look up
+        raise ValueError(f"{text[:60]!r} is not a date and time {example}") from None
     if value.tzinfo is None:
         value = value.replace(tzinfo=zone or timezone.utc)
-    return value
-
-
-def handed_in(path):
-    """(aware datetime, where it was read from) for the notebook at `path`."""
-    note = ""
-    if nbgrader_place(path) is not None:
-        stamp = Path(path).parent / TIMESTAMP
-        try:
-            if stat.S_ISREG(os.lstat(stamp).st_mode):  # never a link, a pipe or a device
-                with open(stamp, "rb") as handle:
-                    return parse_timestamp(handle.read(TIMESTAMP_BYTES).decode("utf-8")), TIMESTAMP
-            note = f"; {TIMESTAMP} is not a regular file"
-        except FileNotFoundError:
-            note = f"; no {TIMESTAMP} beside it"
-        except (OSError, ValueError) as error:
-            note = f"; {TIMESTAMP} could not be read ({error})"
     try:
-        moment = datetime.fromtimestamp(os.lstat(path).st_mtime, timezone.utc)
+        return value.astimezone(timezone.utc)
+    except OverflowError:  # "9999-12-31 23:59:59 -23:59" is in year 10000 in UTC
+        raise ValueError(f"{text[:60]!r} is outside the dates a calendar can hold once put in UTC") from None
+
+
+def read_claim(folder):
+    """(the moment `folder`'s timestamp.txt claims, or None; why it was refused, or None), and
+    (None, None) where there is no such file. The file is the student's: it is read as a
+    submission is (read_regular: never through a link, a pipe or a device) and never beyond
+    TIMESTAMP_BYTES, and whatever its bytes are, they cost this record alone."""
+    stamp = Path(folder) / TIMESTAMP
+    if not os.path.lexists(stamp):
+        return None, None
+    try:
+        data = read_regular(stamp, TIMESTAMP_BYTES, longer_than_nbgrader_writes)
+        return parse_timestamp(data.decode("utf-8")), None
+    except SubmissionError as error:
+        if error.kind == "not_a_regular_file":
+            return None, f"{TIMESTAMP} is not a regular file"
+        return None, f"{TIMESTAMP} could not be read ({error})"
+    except Exception as error:  # anything the student's bytes make the parser do ends here, for this record alone
+        return None, f"{TIMESTAMP} could not be read ({error})"
+
+
+def longer_than_nbgrader_writes(size):
+    return ValueError(f"it is {size} bytes, longer than the {TIMESTAMP_BYTES} that nbgrader's one line takes")
+
+
+def handed_in(path, nbgrader):
+    """(the time the notebook at `path` states it was handed in, where that was read from, why a
+    timestamp.txt that is there was not read or None). The time is timestamp.txt's claim where
+    `path` is a record's notebook in nbgrader's layout (`nbgrader`), whose lab folder holds it,
+    else the notebook file's modification time."""
+    note, refused = "", None
+    if nbgrader:
+        claim, refused = read_claim(Path(path).parent)
+        if claim is not None:
+            return claim, TIMESTAMP, None
+        note = f"; {refused or f'no {TIMESTAMP} beside it'}"
+    try:
+        moment = utc_time(os.lstat(path).st_mtime)
     except OSError:
-        return None, "nowhere: the file is gone"
-    return moment, "the notebook file's modification time" + note
+        return None, "nowhere: the file is gone", None
+    return moment, MODIFIED + note, refused
+
+
+def utc_time(seconds):
+    """The aware datetime of a file time; None for one no calendar holds (a time is the student's to set)."""
+    try:
+        return datetime.fromtimestamp(seconds, timezone.utc)
+    except (OverflowError, ValueError, OSError):
+        return None
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What the grader's own file system says of a notebook's times."""
+    written: datetime  # its modification time: its last write, which copies that keep times keep, and
+    # which the student can set (None: out of any calendar)
+    arrived: datetime  # the earlier ctime of the notebook and its folder: the kernel set it when they
+    # were put where the grader reads them, and no copy can make it earlier
+
+
+def seen(path):
+    """The Seen of the notebook at `path`, None when it is gone."""
+    try:
+        notebook, folder = os.lstat(path), os.lstat(Path(path).parent)
+    except OSError:
+        return None
+    return Seen(utc_time(notebook.st_mtime), utc_time(min(notebook.st_ctime, folder.st_ctime)))
+
+
+def weighed(claim, evidence, released, now):
+    """(the time the submission counts as handed in, where that time is from, [what a person should
+    check]) from the student's `claim` (None: none was read) and the grader's own evidence: the
+    notebook's Seen times, the lab's `released` time (or None) and `now`, this run's time. A
+    disagreement beyond TOLERANCE is said, and moves the time that counts: to the notebook's last
+    write when that is later than the claim (a notebook is not handed in before it was written),
+    and to its arrival when the claim is later than that (it was here by then, whatever anyone
+    wrote). The notebook's modification time stands in for a claim there is none of. Times are
+    compared by their differences, which no claim, however far out, makes overflow."""
+    checks = []
+    here_by = min(filter(None, (evidence.arrived, now)))
+    written = evidence.written
+    if written is None:
+        checks.append("the notebook's modification time is outside any calendar, so it was set by hand and is not "
+                      "used")
+    elif written - here_by > TOLERANCE:
+        checks.append(f"the notebook's modification time ({shown(written)}) is later than it was put in its folder "
+                      f"({shown(here_by)}), so it was set by hand and is not used")
+        written = None
+    if claim is None:
+        return (written, MODIFIED, checks) if written else (here_by, ARRIVED, checks)
+    counted, source = claim, TIMESTAMP
+    if written is not None and written - claim > TOLERANCE:
+        checks.append(f"{TIMESTAMP} says {shown(claim)}, but the notebook was last written "
+                      f"{duration((written - claim).total_seconds())} later ({shown(written)}), which counts")
+        counted, source = written, f"{MODIFIED}, later than {TIMESTAMP}'s claim"
+    if claim - here_by > TOLERANCE:
+        future = " in the future of this grading run," if claim - now > TOLERANCE else ""
+        checks.append(f"{TIMESTAMP} says {shown(claim)},{future} after the notebook was put in its folder "
+                      f"({shown(here_by)}), which counts")
+        counted, source = here_by, f"{ARRIVED}, earlier than {TIMESTAMP}'s claim"
+    if released is not None and released - claim > TOLERANCE:
+        checks.append(f"{TIMESTAMP} says {shown(claim)}, before the lab was released ({shown(released)})")
+    return counted, source, checks
 
 
 def shown(moment):
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    """'2026-12-01 23:59 UTC'; a year before 1000 with its four digits, which strftime drops."""
+    return moment.astimezone(timezone.utc).isoformat(" ", "minutes")[:16] + " UTC"
 
 
 def duration(seconds):
@@ -229,20 +337,38 @@ def penalty(policy, seconds):
                       f"{policy.penalty:.0%}")
 
 
-def lateness(course, student, lab, path):
-    """What the result of `student`'s `lab`, handed in at `path`, records of its time: when it
-    was handed in and from where that was read, and where the lab has a due date, how late it
-    was and the fraction of its points that costs (`penalty`), with a sentence for people."""
-    moment, source = handed_in(path)
+def lateness(course, submission, now=None):
+    """What the result of the roster's `submission` records of its time: when it counts as handed
+    in (see `weighed`) and from where that was read, what a person should check of it
+    (`to_check`), and where the lab has a due date, how late it was and the fraction of its points
+    that costs (`penalty`), with a sentence for people. `now` is the run's time."""
+    student, lab = submission.key
+    path = submission.path
+    moment, source, refused = handed_in(path, submission.nbgrader)
     late = {"submitted": moment.isoformat() if moment else None, "source": source}
+    evidence = seen(path)
+    if evidence is None:  # the file is gone: nothing to weigh, nothing to say
+        return late
+    claim = moment if source == TIMESTAMP else None
+    counted, counted_from, checks = weighed(claim, evidence, course.released.get(lab),
+                                            now or datetime.now(timezone.utc))
+    if refused:
+        checks.insert(0, f"{refused}, so the notebook's own times count")
+    if claim is not None:
+        late["claimed"] = claim.isoformat()
+    if counted != moment:
+        late.update(submitted=counted.isoformat(), source=counted_from)
+    if checks:
+        late["to_check"] = checks
     due = course.due.get(lab)
-    if due is None or moment is None:  # nothing to say in the feedback
+    if due is None:  # nothing to say of lateness
         return late
     extension = course.extensions.get((student, lab), timedelta(0))
-    seconds = (moment - (due + extension)).total_seconds()
+    seconds = (counted - (due + extension)).total_seconds()
     fraction, why = penalty(course.policy(lab), seconds)
     granted = f" with an extension of {extension.total_seconds() / 3600:g} h" if extension else ""
-    when = (f"{duration(seconds)} late" if seconds > 0 else "on time") + f" ({shown(moment)}, from {source}; " \
+    read_from = late["source"].split(";")[0] if refused else late["source"]  # why it was refused is the check's to say
+    when = (f"{duration(seconds)} late" if seconds > 0 else "on time") + f" ({shown(counted)}, from {read_from}; " \
            f"due {shown(due)}{granted})"
     late.update(due=due.isoformat(), extension_hours=extension.total_seconds() / 3600,
                 seconds_late=max(0.0, seconds), penalty=fraction,
@@ -265,6 +391,7 @@ def apply_late(result, late):
     fraction = late.get("penalty", 0.0)
     extra["late"], extra["penalty_points"] = late, tidy(earned * fraction)
     result["score"] = tidy(earned - earned * fraction)
-    lines = [line for line in result["output"].splitlines() if not line.startswith(HANDED_IN)]
-    result["output"] = "\n".join(lines[:1] + ([late["said"]] if "said" in late else []) + lines[1:])
+    lines = [line for line in result["output"].splitlines() if not line.startswith((HANDED_IN, TO_CHECK))]
+    checks = [f"{TO_CHECK}: " + "; ".join(late["to_check"]) + "."] if late.get("to_check") else []
+    result["output"] = "\n".join(lines[:1] + ([late["said"]] if "said" in late else []) + checks + lines[1:])
     return result

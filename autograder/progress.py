@@ -131,6 +131,12 @@ def summary(run, total, missing, skipped, out):
         lines.append(f"handed in late ({len(late)}):")
         lines += [f"  {printable(submission)}: {printable(result['extra_data']['late'].get('said', ''))}"
                   for submission, result in late]
+    disputed = [(submission, result) for submission, result in run.items()
+                if result["extra_data"].get("late", {}).get("to_check")]
+    if disputed:
+        lines.append(f"hand-in times for a person to check ({len(disputed)}):")
+        lines += [f"  {printable(submission)}: {printable('; '.join(result['extra_data']['late']['to_check']))}"
+                  for submission, result in disputed]
     if missing:
         lines.append(f"missing ({len(missing)}), in the class's records: no submission for a lab others handed in:")
         lines += [f"  {printable(student)}/{lab}" for student, lab in missing]

@@ -1,13 +1,15 @@
 """Start the worker for one submission, inside bubblewrap where available, and talk to it.
 
 The worker sees a fresh folder of capped size (the submission's data, nothing else of the
-course), the Python installation, and the single file worker.py. No network, its own process
-tree, a scrubbed environment, and resource limits. Killing the worker kills everything it started.
+course), the Python installation, and the single file worker.py; a worker graded without PyTorch
+sees them in a private copy held in memory (autograder/private_root.py). No network, its own
+process tree, a /proc without the machine's counters, a scrubbed environment, and resource
+limits. Killing the worker kills everything it started.
 """
-import atexit
 import collections
 import enum
 import json
+import multiprocessing.util
 import os
 import resource
 import secrets
@@ -31,6 +33,8 @@ from autograder import seccomp
 from autograder.cgroups import ControlGroup, available
 from autograder.errors import GraderError, GradingProblem
 from autograder.worker import MAX_REPLY, REPLY_NESTING
+from autograder.private_root import GRADER, enter, private_root
+from autograder.zygote import proc_covered, write_proc_covers
 
 WORKER = Path(__file__).resolve().with_name("worker.py")
 ZYGOTE = Path(__file__).resolve().with_name("zygote.py")
@@ -129,11 +133,33 @@ def nesting_within(value, limit):
     return True
 
 
+def at_exit(function, *args):
+    """Call `function(*args)` when this process ends, also where it is a multiprocessing child (a
+    Dask nanny's worker): such a child ends with os._exit, which skips atexit's handlers but runs
+    multiprocessing's finalizers, which atexit runs in every other process."""
+    multiprocessing.util.Finalize(None, function, args, exitpriority=10)
+
+
 def process_scratch():
-    """A temporary folder of this process's own, removed when it exits."""
+    """A temporary folder of this process's own, removed when it exits, however it ends."""
     folder = tempfile.mkdtemp(prefix="grader-")
-    atexit.register(remove_tree, folder)
+    at_exit(remove_tree, folder)
+    removed_when_gone(folder)
     return folder
+
+
+def removed_when_gone(folder):
+    """Have `folder` removed once this process has ended, even by a signal no handler sees (a Dask
+    nanny's worker dies of the SIGTERM sent to its group; SIGKILL): a small process of its own
+    session waits for the end of a pipe that only this process holds, then removes it."""
+    read, write = os.pipe()  # not inherited: no worker or zygote this process starts holds `write`
+    subprocess.Popen(["sh", "-c", 'cat >/dev/null; exec rm -rf -- "$0"', folder], stdin=read,
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    os.close(read)
+    _held_until_exit.append(write)
+
+
+_held_until_exit = []  # write ends of removed_when_gone's pipes: closed by the kernel as the process ends
 
 
 def remove_tree(path):
@@ -295,24 +321,85 @@ def font_lists():
         return ()
 
 
+@cache
+def proc_covers():
+    """The fixed files that cover the host-wide files of a sandbox's /proc (zygote.PROC_STATIC)."""
+    folder = Path(process_scratch(), "proc")
+    write_proc_covers(folder)
+    return folder
+
+
+def proc_mounts(covers):
+    """bubblewrap arguments that cover, in the sandbox's /proc, what the zygote's workers have
+    covered (zygote.cover_proc): each host-wide folder by an empty tmpfs, each file by its fixed
+    copy in `covers`."""
+    mounts = []
+    for name, is_folder in proc_covered().items():
+        mounts += ["--tmpfs", f"/proc/{name}"] if is_folder else ["--ro-bind", str(covers / name), f"/proc/{name}"]
+    return mounts
+
+
+def mounted_folders():
+    """The machine's folders that a sandbox shows, at the same paths: the system and Python."""
+    return ("/usr", "/bin", "/lib", "/lib64", "/sbin", "/etc", sys.base_prefix, sys.prefix, *library_paths())
+
+
+@cache
+def private_copy():
+    """This process's copy of what workers without PyTorch read (autograder/private_root.py);
+    None where this process is not root and cannot mount it (then every run says so)."""
+    if os.geteuid() != 0:
+        print("autograder: not root, so workers graded without PyTorch read the machine's own files, whose "
+              "page cache a worker with PyTorch can leave a message in", file=sys.stderr)
+        return None
+    return private_root(process_scratch(), mounted_folders(), (*hidden_paths(WITHOUT_PYTORCH), *grader_paths()),
+                        (WORKER, UNAVAILABLE, *font_lists()))
+
+
+class Files:
+    """Where a worker's files come from: the machine's own, or for a worker without PyTorch, the
+    private copy (`root`), which holds the grader's files it reads below GRADER."""
+
+    def __init__(self, hidden):
+        self.root = private_copy() if tuple(hidden) == WITHOUT_PYTORCH else None
+
+    def system(self, path):
+        """The source of the machine's `path`."""
+        return str(path) if self.root is None else str(self.root / str(path).lstrip("/"))
+
+    def grader(self, path):
+        """The source of the grader's file `path` (worker.py, a font list...)."""
+        return str(path) if self.root is None else str(self.root / GRADER / Path(path).name)
+
+    def proc_covers(self):
+        return proc_covers() if self.root is None else self.root / GRADER / "proc"
+
+    def enter(self):
+        """In a zygote about to start: see only these files (nothing to do for the machine's own)."""
+        if self.root is not None:
+            enter(self.root, mounted_folders())
+
+
 def bwrap_command(folder, python_args, hidden=(), disk_bytes=Limits.disk_bytes, seccomp_fd=None):
     """bubblewrap arguments that expose only the system, Python, worker.py and the files of
     `folder`, with the packages named in `hidden` replaced by one that refuses to import (a
     module by /dev/null) and, given `seccomp_fd`, the seccomp filter read from it. The places the
     submission can write, /tmp and SANDBOX_HOME, are tmpfs of `disk_bytes` each, gone with the
     sandbox; `folder`'s files are mounted read-only at the same places below SANDBOX_HOME."""
+    files = Files(hidden)
     # The private /tmp comes first: later mounts may lie below it (a checkout in /tmp).
-    mounts = ["--proc", "/proc", "--dev", "/dev", "--size", str(disk_bytes), "--tmpfs", "/tmp"]
+    mounts = ["--proc", "/proc", *proc_mounts(files.proc_covers()), "--dev", "/dev", "--size", str(disk_bytes),
+              "--tmpfs", "/tmp"]
     if font_lists():  # matplotlib's folder (MPLCONFIGDIR), which it needs to be able to write to
         mounts += ["--perms", "0777", "--dir", MATPLOTLIB_FOLDER]
         for found in font_lists():
-            mounts += ["--ro-bind", str(found), f"{MATPLOTLIB_FOLDER}/{found.name}"]
-    for path in ("/usr", "/bin", "/lib", "/lib64", "/sbin", "/etc", sys.base_prefix, sys.prefix, *library_paths()):
-        if Path(path).exists():
-            mounts += ["--ro-bind", path, path]
+            mounts += ["--ro-bind", files.grader(found), f"{MATPLOTLIB_FOLDER}/{found.name}"]
+    for path in mounted_folders():
+        if Path(files.system(path)).exists():
+            mounts += ["--ro-bind", files.system(path), path]
     for path in (*hidden_paths(hidden), *grader_paths()):
-        mounts += ["--ro-bind", str(UNAVAILABLE) if Path(path).is_dir() else "/dev/null", path]
-    mounts += ["--ro-bind", str(WORKER), MOUNTED_WORKER, "--size", str(disk_bytes), "--tmpfs", SANDBOX_HOME]
+        mounts += ["--ro-bind", files.grader(UNAVAILABLE) if Path(path).is_dir() else "/dev/null", path]
+    mounts += ["--ro-bind", files.grader(WORKER), MOUNTED_WORKER, "--size", str(disk_bytes), "--tmpfs", SANDBOX_HOME]
     for relative in folder_files(folder):
         mounts += ["--ro-bind", str(Path(folder, relative)), f"{SANDBOX_HOME}/{relative}"]
     confined = ["--seccomp", str(seccomp_fd)] if seccomp_fd is not None else []
@@ -384,9 +471,10 @@ class Zygote:
             except OSError:  # then matplotlib makes its own
                 pass
         process = subprocess.Popen([sys.executable, "-I", str(ZYGOTE), str(theirs.fileno()), json.dumps(modules),
-                                    json.dumps(list(hidden))],
+                                    json.dumps(list(hidden)), scratch],
                                    env=environment, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                   pass_fds=(theirs.fileno(),), start_new_session=True)
+                                   pass_fds=(theirs.fileno(),), start_new_session=True,
+                                   preexec_fn=Files(hidden).enter)
         theirs.close()
         zygote = cls(process, ours, hidden)
         zygote.scratch = scratch
@@ -612,7 +700,8 @@ class Worker:
                        "cgroups": [str(d) for d in self.group.dirs], "rlimits": rlimits(limits, False),
                        "disk_bytes": limits.disk_bytes, "files": folder_files(folder),
                        "environment": clean_environment(SANDBOX_HOME), "hidden": list(hidden),
-                       "hidden_paths": [*hidden_paths(tuple(hidden)), *grader_paths()], "unavailable": str(UNAVAILABLE),
+                       "hidden_paths": [*hidden_paths(tuple(hidden)), *grader_paths()],
+                       "unavailable": Files(hidden).grader(UNAVAILABLE),
                        "libraries": list(library_paths()),
                        "seccomp": (seccomp_program() or b"").hex(), "link": bool(link)}
             try:

@@ -23,6 +23,9 @@ from autograder.errors import GradingProblem
 from course.check_cell import check_cell_source
 
 MAX_BYTES = 64 << 20
+# Far deeper than any notebook (its cells' outputs and metadata included) and far from Python's
+# recursion limit, which nbformat's validation and copying would reach.
+MAX_DEPTH = 100
 
 
 class SubmissionError(GradingProblem):
@@ -57,10 +60,16 @@ def too_large(size):
 
 
 def read_submission(path):
-    """The bytes of the regular file at `path`, or SubmissionError. The file is looked at
-    without following a link (lstat) and opened so that a link or a pipe put in its place
-    since then cannot be followed or block (O_NOFOLLOW, O_NONBLOCK); what was opened is
-    checked again (fstat) before a byte is read, and at most MAX_BYTES + 1 are read."""
+    """The bytes of the regular file at `path`, at most MAX_BYTES, or SubmissionError."""
+    return read_regular(path, MAX_BYTES, too_large)
+
+
+def read_regular(path, limit, oversize):
+    """The bytes of the regular file at `path`, or SubmissionError; oversize(size) is raised for
+    a file of more than `limit` bytes. The file is looked at without following a link (lstat) and
+    opened so that a link or a pipe put in its place since then cannot be followed or block
+    (O_NOFOLLOW, O_NONBLOCK); what was opened is checked again (fstat) before a byte is read, and
+    at most `limit` + 1 are read."""
     try:
         mode = os.lstat(path).st_mode
         if not stat.S_ISREG(mode):
@@ -74,14 +83,14 @@ def read_submission(path):
         opened = os.fstat(file.fileno())
         if not stat.S_ISREG(opened.st_mode):
             raise not_regular(path, opened.st_mode)
-        if opened.st_size > MAX_BYTES:
-            raise too_large(opened.st_size)
+        if opened.st_size > limit:
+            raise oversize(opened.st_size)
         try:
-            data = file.read(MAX_BYTES + 1)
+            data = file.read(limit + 1)
         except OSError as error:
             raise SubmissionError("unreadable", f"cannot read the file: {error.strerror}") from None
-    if len(data) > MAX_BYTES:  # it grew while being read
-        raise too_large(len(data))
+    if len(data) > limit:  # it grew while being read
+        raise oversize(len(data))
     return data
 
 
@@ -90,21 +99,51 @@ def load(path):
     data = read_submission(path)
     if not data.strip():
         raise SubmissionError("invalid_notebook", "the file is empty")
+    return parsed(data)
+
+
+def parsed(data):
+    """The notebook in `data`, or SubmissionError: whatever the bytes (any encoding, size or
+    nesting), nothing else is raised, since every notebook is read here and one file's fault must
+    cost only that file. Nesting is bounded right after the JSON is read, so that nothing later
+    (nbformat's validation, copies, feedback) walks a structure deep enough to overflow."""
     try:
         raw = json.loads(data)
-    except (ValueError, UnicodeDecodeError) as error:
-        raise SubmissionError("invalid_notebook", f"the file is not a Jupyter notebook (not JSON: {error})") from None
+    except (ValueError, UnicodeError, RecursionError, MemoryError) as error:
+        raise SubmissionError("invalid_notebook", f"the file is not a Jupyter notebook (not JSON: "
+                                                  f"{type(error).__name__}: {str(error)[:200]})") from None
     if not isinstance(raw, dict) or not isinstance(raw.get("nbformat"), int):
         raise SubmissionError("invalid_notebook", "the file is JSON but not a Jupyter notebook (no nbformat)")
+    if nested_deeper(raw, MAX_DEPTH):
+        raise SubmissionError("invalid_notebook", f"the notebook nests lists or objects more than {MAX_DEPTH} deep, "
+                                                  "which no notebook does: save it again from Jupyter")
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             notebook = nbformat.reads(data.decode("utf-8"), as_version=4)
-        if any(not isinstance(cell.get("source", ""), str) for cell in notebook.cells):
-            raise ValueError("a cell's source is not text")
-    except Exception as error:  # nbformat raises many kinds on malformed input
-        raise SubmissionError("invalid_notebook", f"the notebook is malformed: {error}") from None
+        # What the grader reads of every cell: nbformat lets a notebook without them through.
+        if any(not isinstance(cell.get("source"), str) or not isinstance(cell.get("cell_type"), str)
+               for cell in notebook.cells):
+            raise ValueError("a cell has no source text or no type")
+        # A \ud800 escape is valid JSON but no text: nothing (feedback, the autograded copy) could write it out.
+        json.dumps(raw, ensure_ascii=False).encode("utf-8")
+    except Exception as error:  # nbformat raises many kinds on malformed input, MemoryError included
+        raise SubmissionError("invalid_notebook", f"the notebook is malformed: {type(error).__name__}: "
+                                                  f"{str(error)[:200]}") from None
     return notebook
+
+
+def nested_deeper(value, limit):
+    """Whether the JSON `value` nests lists or objects more than `limit` deep; without recursion,
+    so that any depth can be measured."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            if depth > limit:
+                return True
+            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return False
 
 
 def defined_names(source):
@@ -112,24 +151,28 @@ def defined_names(source):
 
 
 def identify(notebook, labs):
-    """The lab a notebook belongs to, from its metadata or, failing that, its content."""
-    claimed = notebook.metadata.get("course", {})
-    claimed = claimed.get("lab") if isinstance(claimed, dict) else None
-    code = [c.source for c in notebook.cells if c.cell_type == "code"]
-    defined = set().union(*map(defined_names, code)) if code else set()
-    best, best_score = None, 0
-    for lab in labs:
-        functions = {f for activity in lab.activities.values() for f in activity.functions}
-        given = {c.source for c in lab.cells if c.role == "given" and c.cell_type == "code"}
-        score = len(defined & functions) + sum(source in given for source in code)
-        if score and lab.name == claimed:
-            return lab
-        if score > best_score:
-            best, best_score = lab, score
-    if best is None:
+    """The lab a notebook belongs to, from its structure: the lab whose locked cells (every cell
+    nbgrader locks in the release, i.e. all but the answers) it holds the most of, matched by their
+    text. Its metadata and the names it defines are the student's to write, so they decide
+    nothing."""
+    held = {cell.source.strip() for cell in notebook.cells}
+    found = {lab.name: len(held & locked_sources(lab)) for lab in labs}
+    best, *others = sorted(labs, key=lambda lab: (-found[lab.name], lab.name))
+    if found[best.name] == 0:
         raise SubmissionError("unknown_lab", "this notebook is not one of the course's labs "
-                                             f"({', '.join(lab.name for lab in labs)}): none of their code is in it")
+                                             f"({', '.join(lab.name for lab in labs)}): none of their locked cells "
+                                             "is in it; hand in the notebook the course released, with its cells")
+    if others and found[others[0].name] == found[best.name]:
+        raise SubmissionError("unknown_lab", f"this notebook holds as many of lab {best.name}'s locked cells as of "
+                                             f"lab {others[0].name}'s ({found[best.name]}), so it is neither's: hand "
+                                             "in one lab's notebook")
     return best
+
+
+def locked_sources(lab):
+    """The text of every cell nbgrader locks in `lab`'s release: all but the answer cells."""
+    return {cell.source.strip() for cell, _ in lab.release_cells() if cell.role != "stub"} | {
+        check_cell_source(lab.name).strip()}
 
 
 def program(lab, notebook):
@@ -173,23 +216,6 @@ def program(lab, notebook):
 def _grade_id(cell):
     nbgrader = cell.get("metadata", {}).get("nbgrader", {})
     return nbgrader.get("grade_id") if isinstance(nbgrader, dict) else None
-
-
-def nbgrader_place(path):
-    """(student, assignment folder) where `path` follows nbgrader's layout,
-    submitted/<student>/<folder>/<file>.ipynb, else None. The layout is looked for in the absolute
-    path, so that every spelling of one path gives one place; bytes of a name that are not UTF-8
-    are shown as \\xNN escapes, so that it can be written anywhere (JSON, HTML, the gradebook)."""
-    parts = Path(os.path.abspath(path)).parts
-    if len(parts) >= 4 and parts[-4] == "submitted":
-        return tuple(os.fsencode(part).decode("utf-8", "backslashreplace") for part in parts[-3:-1])
-    return None
-
-
-def student_name(path):
-    """nbgrader's student id where `path` follows its layout (`nbgrader_place`), else the file's stem."""
-    place = nbgrader_place(path)
-    return place[0] if place is not None else os.fsencode(Path(path).stem).decode("utf-8", "backslashreplace")
 
 
 def untouched(lab, notebook):

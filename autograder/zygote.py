@@ -1,7 +1,7 @@
 """A warm start for workers: one process per grading run imports what the labs import, then
 forks a fresh, sandboxed worker for each submission.
 
-    python -I zygote.py CONTROL_FD MODULES_JSON HIDDEN_JSON      (started by sandbox.Pool, as root)
+    python -I zygote.py CONTROL_FD MODULES_JSON HIDDEN_JSON SCRATCH    (started by sandbox.Pool, as root)
 
 A zygote with HIDDEN modules (PyTorch's packages) never imports them, and its workers cannot:
 in the worker's root their folders hold autograder/unavailable instead, and worker.py refuses
@@ -26,6 +26,7 @@ import json
 import os
 import random
 import resource
+import shutil
 import signal
 import socket
 import struct
@@ -36,10 +37,18 @@ HERE = Path(__file__).resolve().parent
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWPID, CLONE_NEWNET = 0x20000, 0x4000000, 0x8000000, 0x20000000, 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 32, 4096, 16384, 1 << 18
 MNT_DETACH = 2
+PROC_COVERS = "/proc-covers"  # in the new root, until /proc is covered
 PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 22, 2
 SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
 NOBODY = 65534
 DEVICES = ("null", "zero", "full", "random", "urandom")
+# Of /proc, a worker sees as they are only the folders of its own processes and the links into them
+# (self, thread-self, mounts, net). Every other entry (loadavg, stat, meminfo, vmstat, pressure/,
+# sys/fs/file-nr...) counts what the whole machine does, so that a worker could read there what
+# another one did, even one long gone: each is covered by an empty folder or a fixed file. The
+# fixed files are empty but for these, which libraries read to know the processor, copied
+# without the lines that follow the load (a core's current frequency).
+PROC_STATIC = {"cpuinfo": (b"cpu MHz",)}
 
 libc = ctypes.CDLL(None, use_errno=True)
 
@@ -102,14 +111,52 @@ def build_root(new_root, folder, home, hidden_paths=(), unavailable=None, *, fil
     for relative in files:
         place_read_only(Path(folder, relative), new_root / home.lstrip("/"), relative)
     (new_root / "proc").mkdir(exist_ok=True)
+    write_proc_covers(new_root / PROC_COVERS.lstrip("/"))
     old = new_root / "old-root"
     old.mkdir()
     check(libc.syscall(SYS_PIVOT_ROOT[os.uname().machine], str(new_root).encode(), str(old).encode()),
           "pivot_root")
     os.chdir("/")
     mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV)
+    cover_proc(Path(PROC_COVERS))
+    shutil.rmtree(PROC_COVERS)  # the mounts keep what they cover /proc with
     check(libc.umount2(b"/old-root", MNT_DETACH), "umount old root")
     os.rmdir("/old-root")
+
+
+def proc_covered():
+    """The entries of /proc that a worker must not see as they are: name -> True for a folder."""
+    return {entry.name: entry.is_dir(follow_symlinks=False) for entry in os.scandir("/proc")
+            if not entry.name.isdigit() and not entry.is_symlink()}
+
+
+def write_proc_covers(folder):
+    """Write into `folder` the fixed file that covers each file of the host's /proc (see PROC_STATIC)."""
+    folder.mkdir(mode=0o755)
+    for name, is_folder in proc_covered().items():
+        if not is_folder:
+            (folder / name).write_bytes(fixed_proc_text(name))
+            (folder / name).chmod(0o444)
+
+
+def fixed_proc_text(name):
+    if name not in PROC_STATIC:
+        return b""
+    lines = Path("/proc", name).read_bytes().splitlines(keepends=True)
+    return b"".join(line for line in lines if not line.startswith(PROC_STATIC[name]))
+
+
+def cover_proc(covers):
+    """Cover what proc_covered names in the worker's fresh /proc: each folder by an empty tmpfs,
+    each file by its fixed copy in `covers` (a file the host's /proc lacked has none: the worker
+    then fails to start rather than see it)."""
+    for name, is_folder in proc_covered().items():
+        target = Path("/proc", name)
+        if is_folder:
+            mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV | MS_RDONLY, "mode=0555,size=4k")
+        else:
+            mount(str(covers / name), target, None, MS_BIND)
+            mount(None, target, None, MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NODEV | MS_RDONLY)
 
 
 def place_read_only(source, home, relative):
@@ -269,4 +316,7 @@ def serve(control, refusal):
 
 
 if __name__ == "__main__":
-    serve(int(sys.argv[1]), preload(json.loads(sys.argv[2]), tuple(json.loads(sys.argv[3]))))
+    try:
+        serve(int(sys.argv[1]), preload(json.loads(sys.argv[2]), tuple(json.loads(sys.argv[3]))))
+    finally:  # the folder of its imports' caches: the grader that made it may have died without a word
+        shutil.rmtree(sys.argv[4], ignore_errors=True)

@@ -3,6 +3,7 @@ three labs, 41 submissions in nbgrader's layout, drawn from each lab's catalogue
 (two students making the same one), its variants, and the solved and blank notebooks, with late
 work, a notebook of another lab, broken files, a lab never handed in, a stub left unanswered, two
 mistakes at once and one answer that hangs."""
+import os
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -84,8 +85,10 @@ def build_report_class(folder, solved_dir, release_dir):
                 (target / f"{lab.name}.ipynb").write_text(str(dict(text))[:500] if index else "not a notebook")
             else:
                 save(notebook, target, lab.name)
-            hours = 30 if kind == "solved-late" else -1
-            (target / "timestamp.txt").write_text((DUE + timedelta(hours=hours)).strftime("%Y-%m-%d %H:%M:%S.%f UTC"))
+            moment = DUE + timedelta(hours=30 if kind == "solved-late" else -1)
+            (target / "timestamp.txt").write_text(moment.strftime("%Y-%m-%d %H:%M:%S.%f UTC"))
+            written = (moment - timedelta(minutes=1)).timestamp()  # saved before it was handed in, as it is honestly
+            os.utime(target / f"{lab.name}.ipynb", (written, written))
     (Path(folder) / "course.toml").write_text(COURSE_FILE)
     return submitted
 

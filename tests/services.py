@@ -103,15 +103,17 @@ def dask_cluster(folder, workers=2, python=sys.executable, course=ROOT, tls=None
     distributed but not the grader, and `workers` single-threaded workers run by `python` (one that
     imports the grader as installed) in the course folder `course`, none with PYTHONPATH. With
     `tls` (tls_files), every connection is TLS with those certificates, and nothing else is taken.
-    Yields .address, .workers (their Popen objects, one process group each), .security (what a
-    client needs, or None), .scheduler_python and .scheduler_folder."""
+    Yields .address, .workers (their Popen objects, one process group each), .temporary (each
+    worker's TMPDIR, a folder of its own), .security (what a client needs, or None),
+    .scheduler_python and .scheduler_folder."""
     from distributed import Client, Security
 
     encryption = {"DASK_DISTRIBUTED__COMM__REQUIRE_ENCRYPTION": "True"} if tls else {}
     started = []
 
-    def start(program, module, *args, cwd, log):
-        process = subprocess.Popen([str(program), "-m", module, *args], cwd=cwd, env=clean_environment(**encryption),
+    def start(program, module, *args, cwd, log, **environment):
+        process = subprocess.Popen([str(program), "-m", module, *args], cwd=cwd,
+                                   env=clean_environment(**encryption, **environment),
                                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                    start_new_session=True)
         started.append(process)
@@ -133,14 +135,18 @@ def dask_cluster(folder, workers=2, python=sys.executable, course=ROOT, tls=None
                               cwd=scheduler_folder, log=log)
             wait_for(lambda: scheduler_address(scheduler_file), "the Dask scheduler's start", scheduler)
             address = scheduler_address(scheduler_file)
+            temporary = [Path(folder) / f"worker-{number}-tmp" for number in range(workers)]
+            for made in temporary:
+                made.mkdir()
             processes = [start(python, "distributed.cli.dask_worker", address, *local, "--name", f"worker-{number}",
                                "--nthreads", "1", "--memory-limit", "0",
                                "--local-directory", str(Path(folder) / f"worker-{number}"),
-                               *(tls_flags(tls, "worker") if tls else []), cwd=course, log=log)
+                               *(tls_flags(tls, "worker") if tls else []), cwd=course, log=log,
+                               TMPDIR=str(temporary[number]))
                          for number in range(workers)]
             with Client(address, security=security, set_as_default=False) as client:
                 client.wait_for_workers(workers, timeout=HANG_SECONDS)
-            yield SimpleNamespace(address=address, workers=processes, security=security,
+            yield SimpleNamespace(address=address, workers=processes, temporary=temporary, security=security,
                                   scheduler_python=scheduler_python, scheduler_folder=scheduler_folder)
         finally:
             for process in reversed(started):

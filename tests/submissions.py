@@ -5,6 +5,8 @@ import nbformat
 
 from autograder.catalogue import patched
 from autograder.labs import grading_for
+from autograder.roster import Submission
+from tests.helpers import LABS, ROOT, lab_notebook, read
 
 
 def answer_cell(notebook, activity):
@@ -61,3 +63,18 @@ def save_class(folder, lab, kinds, count):
         else:
             save(notebook, target, lab.name)
     return folder / "submitted"
+
+
+def claiming(lab, other):
+    """`lab`'s release notebook claiming, in its metadata, to be `other` and defining one of
+    `other`'s functions."""
+    notebook = read(lab_notebook(ROOT / "release", lab))
+    notebook.metadata["course"] = {"lab": other.name, "title": other.title}
+    function = next(iter(other.activities.values())).functions[0]
+    notebook.cells.append(nbformat.v4.new_code_cell(f"def {function}(*args):\n    return None\n"))
+    return notebook
+
+
+def handed(student, notebook, lab=LABS[0]):
+    """The roster's record of `student` handed in as `notebook` in nbgrader's layout."""
+    return Submission(student, lab.name, notebook, expected=lab.name, nbgrader=True)

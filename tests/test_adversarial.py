@@ -13,6 +13,7 @@ import pytest
 
 from autograder.cgroups import available as cgroups_available
 from autograder.sandbox import bwrap_available
+from tests.adversarial.common import SKIPPED
 from tests.adversarial.corpus import attacks, false_passes, grade_corpus, on_the_process, verdict
 from tests.helpers import LABS, ROOT, all_points, lab_notebook, results_in
 
@@ -59,20 +60,20 @@ def corpus(tmp_path_factory, lab, release_dir, solved_dir):
 def test_batch_finishes(corpus):
     _, made, results, run, _ = corpus
     assert run.returncode == 0, run.stderr
-    assert set(results) == set(made) | {"control"}
+    assert set(results) == {name for name, attack in made.items() if attack.status != SKIPPED} | {"control"}
 
 
 @per_attack()
 def test_attack_gets_the_expected_result(corpus, lab, attack):
     _, made, results, _, _ = corpus
     name = attack.split("/", 1)[1]
-    assert verdict(lab, made[name], results[name]) == "ok"
+    assert verdict(lab, made[name], results.get(name)) == "ok"
 
 
 def test_no_false_passes(corpus):
     _, made, results, _, _ = corpus
-    assert {name: false_passes(attack, results[name]) for name, attack in made.items()
-            if false_passes(attack, results[name])} == {}
+    assert {name: false_passes(attack, results.get(name, {})) for name, attack in made.items()
+            if false_passes(attack, results.get(name, {}))} == {}
 
 
 @per_attack(lambda attack: attack.host_check is not None)

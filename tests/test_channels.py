@@ -1,10 +1,15 @@
 """No data passes between two workers alive at the same time: the kernel's per-file state
 (locks, leases, change notifications) and the keyrings of the user nobody are closed by the seccomp filter (autograder/seccomp.py), on the warm and the cold path.
+Nor between a worker with an oracle (PyTorch) and any worker without it, then or later: the calls
+that tell which of a file's pages are in memory are refused, /proc shows no counter of the whole
+machine, and a worker without PyTorch reads only a private copy of its files held in memory
+(autograder/private_root.py), so that the time of a first read tells it nothing.
 
 Each channel is tried the way an attack would use it: one worker sets the state, a second one,
 alive at the same time, reads it back. The same code run in two plain processes on the host shows
 that each reading would carry the data where nothing refuses it, so the tests can fail."""
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -12,8 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from autograder.sandbox import WITHOUT_PYTORCH, Limits, Pool, Worker
+from autograder import private_root
+from autograder.sandbox import WITHOUT_PYTORCH, Forked, Limits, Pool, Worker
 from autograder.warm import lab_imports
+from autograder.zygote import mount
 
 # A shared read-only file every worker sees, and the byte range that carries the "message".
 SHARED = json.dumps(str(Path(json.__file__)))
@@ -57,6 +64,140 @@ def read_channels():
 """
 
 
+# Each way of asking the kernel whether a file's page is in memory, without reading it from disk.
+RESIDENCY = f"""
+import ctypes, errno, os
+def residency():
+    seen = {{}}
+    libc = ctypes.CDLL(None, use_errno=True)
+    numbers = {{"x86_64": {{"cachestat": 451, "io_setup": 206, "io_uring_setup": 425}},
+               "aarch64": {{"cachestat": 451, "io_setup": 0, "io_uring_setup": 425}}}}[os.uname().machine]
+    def outcome(result):
+        return "allowed" if result >= 0 else errno.errorcode[ctypes.get_errno()]
+    shared = os.open({SHARED}, os.O_RDONLY)
+    try:
+        os.preadv(shared, [bytearray(4096)], 0, os.RWF_NOWAIT)
+        seen["preadv2"] = "allowed"
+    except OSError as error:
+        seen["preadv2"] = "allowed" if error.errno == errno.EAGAIN else errno.errorcode[error.errno]
+    try:  # a flag every file system takes: tmpfs refuses RWF_NOWAIT on writes
+        os.pwritev(os.open("/tmp", os.O_TMPFILE | os.O_RDWR), [b"x"], 0, os.RWF_DSYNC)
+        seen["pwritev2"] = "allowed"
+    except OSError as error:
+        seen["pwritev2"] = errno.errorcode[error.errno]
+    span, counts = ctypes.create_string_buffer(16), ctypes.create_string_buffer(40)  # whole file; 5 counters
+    seen["cachestat"] = outcome(libc.syscall(numbers["cachestat"], shared, span, counts, 0))
+    context = ctypes.c_ulong(0)
+    seen["io_setup"] = outcome(libc.syscall(numbers["io_setup"], 1, ctypes.byref(context)))
+    parameters = ctypes.create_string_buffer(120)  # struct io_uring_params, zeroed
+    seen["io_uring_setup"] = outcome(libc.syscall(numbers["io_uring_setup"], 1, parameters))
+    return seen
+"""
+
+
+# The sockets a worker may open: Unix ones only (see autograder/seccomp.py).
+SOCKETS = """
+import errno, socket
+def sockets():
+    seen = {}
+    for family, kind in [("AF_UNIX", "SOCK_STREAM"), ("AF_INET", "SOCK_DGRAM"), ("AF_INET6", "SOCK_STREAM"),
+                         ("AF_NETLINK", "SOCK_RAW"), ("AF_PACKET", "SOCK_DGRAM")]:
+        try:
+            socket.socket(getattr(socket, family), getattr(socket, kind)).close()
+            seen[family] = "allowed"
+        except OSError as error:
+            seen[family] = errno.errorcode[error.errno]
+    return seen
+"""
+
+# The free space of the file system below a file of the lab's data (the machine's disk).
+FREE_SPACE = """
+import errno, os
+def free_space(path):
+    try:
+        return os.statvfs(path).f_bfree
+    except OSError as error:
+        return errno.errorcode[error.errno]
+"""
+
+# The kernel's log, and the machine's event counters: whether a worker may ask for them at all.
+KERNEL_WIDE = """
+import ctypes, errno, os
+def kernel_wide():
+    libc = ctypes.CDLL(None, use_errno=True)
+    numbers = {"x86_64": {"syslog": 103, "perf_event_open": 298},
+               "aarch64": {"syslog": 116, "perf_event_open": 241}}[os.uname().machine]
+    def outcome(result):
+        return "allowed" if result >= 0 else errno.errorcode[ctypes.get_errno()]
+    attributes = ctypes.create_string_buffer(128)  # struct perf_event_attr: a software clock of this process
+    ctypes.c_uint32.from_buffer(attributes, 0).value = 1  # PERF_TYPE_SOFTWARE; config 0 = CPU clock
+    ctypes.c_uint32.from_buffer(attributes, 4).value = 128
+    return {"syslog": outcome(libc.syscall(numbers["syslog"], 10, None, 0)),  # SYSLOG_ACTION_SIZE_BUFFER
+            "perf_event_open": outcome(libc.syscall(numbers["perf_event_open"], attributes, 0, -1, -1, 0))}
+"""
+
+# What a worker can read of /proc: each top-level entry but its processes' own folders.
+PROC = """
+import os
+def proc_seen():
+    seen = {}
+    for name in sorted(os.listdir("/proc")):
+        path = "/proc/" + name
+        if name.isdigit() or name in ("self", "thread-self"):
+            continue
+        if os.path.islink(path):
+            seen[name] = "link to " + os.readlink(path)
+        elif os.path.isdir(path):
+            seen[name] = len(os.listdir(path))
+        else:
+            try:  # without waiting: a root process reading kmsg waits for the kernel's next message
+                f = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+                try:
+                    seen[name] = len(os.read(f, 4096))
+                finally:
+                    os.close(f)
+            except OSError as error:
+                seen[name] = error.strerror
+    seen["cpu_count()"], seen["affinity"] = os.cpu_count(), len(os.sched_getaffinity(0))
+    with open("/proc/cpuinfo", "rb") as f:
+        seen["MHz in cpuinfo"] = b"MHz" in f.read()
+    with open("/proc/self/stat") as f:
+        seen["own stat"] = len(f.read())
+    try:  # the same counters through sysinfo(2): the load, free memory, the number of processes
+        seen["getloadavg()"] = os.getloadavg()
+    except OSError:
+        seen["getloadavg()"] = 0
+    return seen
+"""
+# The file systems of a worker's mounts, each with one mount point; less the lab's data below
+# /submission, which is the worker's own copy, made for it and read by no other worker.
+MOUNTS = """
+def file_systems():
+    found = {}
+    for line in open("/proc/self/mountinfo"):
+        fields = line.split()
+        point, kind = fields[4], fields[fields.index("-") + 1]
+        if not point.startswith("/submission/"):
+            found.setdefault(kind, point)
+    return found
+"""
+IN_MEMORY = {"tmpfs", "devtmpfs", "proc", "devpts"}  # no page cache that could be empty: nothing to time
+
+COUNTERS = ("loadavg", "stat", "meminfo", "vmstat", "diskstats", "interrupts", "uptime")
+
+
+def probe_one(folder, pool, hidden, source, call):
+    """What `call` (a function defined by `source`) returns in one sandboxed worker of `folder`."""
+    worker = Worker(folder, Limits(), True, pool, hidden)
+    try:
+        assert isinstance(worker.process, Forked) == (pool is not None)
+        assert "ok" in worker.ask({"op": "run", "source": source}, 60)
+        reply = worker.ask({"op": "probe", "source": f"def probe():\n    return str({call}())\n", "args": {}}, 60)
+        return eval(reply["value"]["value"])  # a literal of strings, numbers and None
+    finally:
+        worker.close()
+
+
 def run_pair(pool, hidden):
     """Start two workers, let the first write, and return what the second reads while both live."""
     folders = [Path(tempfile.mkdtemp(prefix="channels-")) for _ in range(2)]
@@ -90,6 +231,209 @@ def refused(seen):
 def test_a_worker_reads_nothing_another_one_set(pool, warm, hidden):
     seen = run_pair(pool if warm else None, hidden)
     assert refused(seen), seen
+
+
+@pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
+@pytest.mark.parametrize("hidden", [(), WITHOUT_PYTORCH], ids=["with-pytorch", "without-pytorch"])
+def test_a_worker_cannot_ask_which_pages_are_in_memory(tmp_path, pool, warm, hidden):
+    seen = probe_one(tmp_path, pool if warm else None, hidden, RESIDENCY, "residency")
+    assert set(seen.values()) == {"EPERM"}, seen
+
+
+def test_a_plain_process_can_ask_which_pages_are_in_memory():
+    """The control: unconfined, each of those calls does its work (io_uring where the machine allows it)."""
+    read = subprocess.run([sys.executable, "-c", RESIDENCY + "\nprint(repr(residency()))"],
+                          capture_output=True, text=True, check=True)
+    seen = eval(read.stdout)
+    assert {seen[call] for call in ("preadv2", "pwritev2", "cachestat", "io_setup")} == {"allowed"}, seen
+
+
+@pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
+@pytest.mark.parametrize("hidden", [(), WITHOUT_PYTORCH], ids=["with-pytorch", "without-pytorch"])
+def test_a_worker_sees_no_host_counters_in_proc(tmp_path, pool, warm, hidden):
+    """Every entry of /proc but the worker's own is empty, or links to its own; the processor's
+    description stays, without its current frequency, and so does what Python reads of the CPUs."""
+    seen = probe_one(tmp_path, pool if warm else None, hidden, PROC, "proc_seen")
+    assert seen.pop("cpuinfo") > 0 and not seen.pop("MHz in cpuinfo"), seen
+    assert seen.pop("own stat") > 0
+    assert seen.pop("cpu_count()") in {os.cpu_count(), seen.pop("affinity")}
+    assert seen.pop("mounts") == "link to self/mounts" and seen.pop("net") == "link to self/net"
+    assert set(COUNTERS) <= set(seen) and set(seen.values()) == {0}, seen
+
+
+@pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
+@pytest.mark.parametrize("hidden", [(), WITHOUT_PYTORCH], ids=["with-pytorch", "without-pytorch"])
+def test_a_worker_opens_no_network_socket(tmp_path, pool, warm, hidden):
+    """Not even in its own empty network namespace: the packets it would send there are counted
+    with every other namespace's, in counters that later workers could read."""
+    seen = probe_one(tmp_path, pool if warm else None, hidden, SOCKETS, "sockets")
+    assert seen.pop("AF_UNIX") == "allowed" and set(seen.values()) == {"EPERM"}, seen
+
+
+@pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
+def test_a_worker_without_pytorch_reads_only_files_held_in_memory(tmp_path, pool, warm):
+    """Its system, Python and grader's files are the private copy (autograder/private_root.py):
+    no file of the machine's, whose page cache a worker with PyTorch could have filled, is there."""
+    found = probe_one(tmp_path, pool if warm else None, WITHOUT_PYTORCH, MOUNTS, "file_systems")
+    assert set(found) <= IN_MEMORY, found
+
+
+@pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
+def test_a_worker_with_pytorch_reads_the_machines_files(tmp_path, pool, warm):
+    """The control: a worker with an oracle reads the machine's own files, from its disk."""
+    found = probe_one(tmp_path, pool if warm else None, (), MOUNTS, "file_systems")
+    assert set(found) - IN_MEMORY, found
+
+
+@pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
+def test_a_file_a_worker_with_pytorch_reads_is_not_one_a_worker_without_it_can(tmp_path, pool, warm):
+    """The same path, another file: json's source, which both kinds import."""
+    where = f"import json, os\ndef where():\n    found = os.stat({SHARED})\n    return (found.st_dev, found.st_ino)\n"
+    host = os.stat(json.__file__)
+    assert probe_one(tmp_path, pool if warm else None, (), where, "where") == (host.st_dev, host.st_ino)
+    assert probe_one(tmp_path, pool if warm else None, WITHOUT_PYTORCH, where, "where")[0] != host.st_dev
+
+
+def mapped_devices(pid):
+    """The devices (major numbers) of the files that the process `pid` maps: 0 for tmpfs."""
+    with open(f"/proc/{pid}/maps") as maps:
+        return {int(fields[3].split(":")[0], 16) for fields in map(str.split, maps) if len(fields) > 5
+                and fields[5].startswith("/")}
+
+
+def test_the_zygote_without_pytorch_maps_only_files_held_in_memory(pool):
+    """A forked worker faults in pages of what its zygote mapped: they must be the copy's too."""
+    assert pool.zygote(WITHOUT_PYTORCH) is not None and pool.zygote(()) is not None
+    assert mapped_devices(pool.zygotes[WITHOUT_PYTORCH].process.pid) == {0}
+    assert mapped_devices(pool.zygotes[()].process.pid) - {0}  # the control: the machine's own files
+
+
+# Four files of the standard library that no worker imports: the oracle's message names one.
+CANDIDATES = [str(Path(json.__file__).parent.parent / name) for name in
+              ("this.py", "antigravity.py", "tabnanny.py", "sndhdr.py")]
+FIRST_READS = f"""
+import os, time
+def first_reads():
+    taken = []
+    for path in {CANDIDATES!r}:
+        f = os.open(path, os.O_RDONLY)
+        started = time.perf_counter_ns()
+        os.pread(f, 4096, 0)
+        taken.append(time.perf_counter_ns() - started)
+        os.close(f)
+    return taken
+def read(index):
+    with open({CANDIDATES!r}[index], "rb") as f:
+        return len(f.read(4096))
+"""
+
+
+def evict(paths):
+    """Drop the pages of `paths` from the page cache, as time or memory pressure would."""
+    for path in paths:
+        f = os.open(path, os.O_RDONLY)
+        try:
+            os.posix_fadvise(f, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(f)
+
+
+TRIALS = [*range(len(CANDIDATES))] * 2  # the candidate read in each; chance names all eight once in 4**8
+
+
+def decoded(folder, pool, reader_hidden):
+    """For each of TRIALS: the page cache emptied of the candidates, a worker with PyTorch reads
+    that one, and a worker of `reader_hidden` names the one whose first read is fastest. How many
+    it names right."""
+    for name in ("oracle", "reader"):
+        (folder / name).mkdir()
+    oracle = Worker(folder / "oracle", Limits(), True, pool, ())
+    reader = Worker(folder / "reader", Limits(), True, pool, reader_hidden)
+    try:
+        for worker in (oracle, reader):
+            assert "ok" in worker.ask({"op": "run", "source": FIRST_READS}, 60)
+        right = 0
+        for index in TRIALS:
+            evict(CANDIDATES)
+            assert "ok" in oracle.ask({"op": "probe", "source": f"def probe():\n    return read({index})\n",
+                                       "args": {}}, 60)
+            taken = reader.ask({"op": "probe", "source": "def probe():\n    return str(first_reads())\n",
+                                "args": {}}, 60)
+            times = eval(taken["value"]["value"])
+            right += times.index(min(times)) == index
+        return right
+    finally:
+        oracle.close()
+        reader.close()
+
+
+@pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
+def test_a_worker_without_pytorch_times_no_first_read_a_worker_with_it_made(tmp_path, pool, warm):
+    """Each guess is as good as chance: the four files it reads are the copy's, all in memory."""
+    assert decoded(tmp_path, pool if warm else None, WITHOUT_PYTORCH) < len(TRIALS)
+
+
+def test_a_worker_with_pytorch_times_the_first_read_another_one_made(tmp_path):
+    """The control: where both read the machine's files, the file read first is found each time."""
+    assert decoded(tmp_path, None, ()) == len(TRIALS)
+
+
+@pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
+@pytest.mark.parametrize("hidden", [(), WITHOUT_PYTORCH], ids=["with-pytorch", "without-pytorch"])
+def test_a_worker_cannot_ask_how_full_the_disks_are(tmp_path, pool, warm, hidden):
+    """Its own folders, or the disk below the lab's data that it reads, whose count of free
+    blocks every write on the machine moves."""
+    (tmp_path / "data.csv").write_text("x\n1\n")
+    worker = Worker(tmp_path, Limits(), True, pool if warm else None, hidden)
+    try:
+        assert "ok" in worker.ask({"op": "run", "source": FREE_SPACE}, 60)
+        for path in ("/submission/data.csv", "/tmp", "/"):
+            reply = worker.ask({"op": "probe", "source": f"def probe():\n    return free_space({path!r})\n",
+                                "args": {}}, 60)
+            assert reply["value"]["value"] == "EPERM", (path, reply)
+    finally:
+        worker.close()
+
+
+def test_a_copy_left_mounted_by_a_killed_grader_is_unmounted_by_the_next(tmp_path):
+    """The copy lives in memory: left behind by each killed run, copies would fill it."""
+    ended = subprocess.Popen(["true"])
+    ended.wait()
+    left, ours = tmp_path / "left", tmp_path / "ours"
+    for folder, pid in ((left, ended.pid), (ours, os.getpid())):
+        folder.mkdir()
+        mount(f"{private_root.SOURCE}{pid}", folder, "tmpfs", 0, "size=1m")
+    try:
+        private_root.sweep()
+        assert not os.path.ismount(left) and os.path.ismount(ours)
+    finally:
+        for folder in (left, ours):
+            if os.path.ismount(folder):
+                subprocess.run(["umount", str(folder)], check=True)
+
+
+@pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
+@pytest.mark.parametrize("hidden", [(), WITHOUT_PYTORCH], ids=["with-pytorch", "without-pytorch"])
+def test_a_worker_cannot_ask_for_the_kernel_log_or_event_counters(tmp_path, pool, warm, hidden):
+    seen = probe_one(tmp_path, pool if warm else None, hidden, KERNEL_WIDE, "kernel_wide")
+    assert set(seen.values()) == {"EPERM"}, seen
+
+
+def test_a_plain_process_can_ask_for_the_kernel_log_and_event_counters():
+    """The control: unconfined (and root), both calls do their work."""
+    read = subprocess.run([sys.executable, "-c", KERNEL_WIDE + "\nprint(repr(kernel_wide()))"],
+                          capture_output=True, text=True, check=True)
+    assert set(eval(read.stdout).values()) == {"allowed"}, read.stdout
+
+
+def test_a_plain_process_sees_the_host_counters():
+    """The control: unconfined, the same probe reads the machine's live counters."""
+    read = subprocess.run([sys.executable, "-c", PROC + "\nprint(repr(proc_seen()))"],
+                          capture_output=True, text=True, check=True)
+    seen = eval(read.stdout)
+    assert all(seen[name] > 0 for name in COUNTERS) and seen["sys"] > 0, seen
+    assert len(seen["getloadavg()"]) == 3
+    assert os.statvfs(tempfile.gettempdir()).f_bfree > 0
 
 
 def test_the_same_channels_carry_data_between_plain_processes(tmp_path):

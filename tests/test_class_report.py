@@ -86,7 +86,8 @@ def lab_figures(records, lab_name):
             else:
                 unexplained.setdefault(test["name"], []).append(student)
     attention = {(s, r["status"]) for s, r in mine.items()
-                 if r["status"] != "graded" or r["extra_data"].get("stopped")}
+                 if r["status"] != "graded" or r["extra_data"].get("stopped")
+                 or r["extra_data"].get("late", {}).get("to_check")}
     times = sorted(((r["execution_time"], s) for s, r in mine.items()), reverse=True)[:5]
     return {"students": len(students), "scored": len(scored), "missing": len(students) - len(handed),
             "late": sum(r["extra_data"]["late"].get("seconds_late", 0) > 0 for r in scored.values()),

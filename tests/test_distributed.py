@@ -36,6 +36,17 @@ def same_results(out, reference):
         page_tables((reference / "report.html").read_text(), timing=False)
 
 
+def left_behind(temporary, seconds=60):
+    """What a stopped worker's grading left in its TMPDIR (Dask's own scratch folder aside), once
+    the removal, which may follow the process's end by a moment, has had `seconds` to finish."""
+    deadline = time.monotonic() + seconds
+    while True:
+        found = sorted(path.name for path in temporary.iterdir() if path.name != "dask-scratch-space")
+        if not found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.2)
+
+
 @pytest.fixture
 def node(tmp_path):
     """A grading node's Python, with the grader's wheel installed, and its course folder: made for
@@ -69,6 +80,13 @@ def test_a_stock_scheduler_and_installed_workers_grade_the_class_as_jobs_2(clust
     same_results(out, uninterrupted)
     check_record(out, f"sqlite:///{out / 'gradebook.db'}", tmp_path)
     assert "deserialization" not in (tmp_path / "cluster" / "cluster.log").read_text()
+    # Stopped as an operator stops them (SIGTERM to the group, or Ctrl-C's SIGINT), the workers
+    # leave none of their grading's folders: the process's own, its zygotes', its notebooks'.
+    for worker, temporary, how in zip(cluster.workers, cluster.temporary, (signal.SIGTERM, signal.SIGINT)):
+        assert sorted(path.name for path in temporary.iterdir() if path.name.startswith("zygote-")), temporary
+        os.killpg(worker.pid, how)
+        worker.wait(timeout=120)
+        assert left_behind(temporary) == [], (how, temporary)
 
 
 @pytest.mark.slow
@@ -81,6 +99,7 @@ def test_a_worker_killed_mid_batch_leaves_exactly_one_result_each(cluster, a_cla
         assert client.poll() is None, "".join(client.communicate())
         os.killpg(cluster.workers[0].pid, signal.SIGKILL)  # the worker and its nanny, mid-task
         cluster.workers[0].wait()
+        assert left_behind(cluster.temporary[0]) == []
         output, errors = client.communicate(timeout=1800)
     finally:
         if client.poll() is None:

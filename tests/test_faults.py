@@ -293,3 +293,25 @@ def test_a_grading_run_leaves_nothing_in_tmp(tmp_path, solved_dir):
     assert run.returncode == 0, run.stderr
     assert results_in(tmp_path / "out")[LAB.name]["status"] == "graded"
     assert sorted(os.listdir(scratch)) == []
+
+
+def test_a_regrade_gives_the_students_cells_no_more_time_than_the_first_run():
+    """A re-grade on the reference engine runs alone (autograder/rooms.py): a cell that hung in the
+    first run stays out of it, and the student's other cells keep the first run's limit; only what
+    the reference engine's forwarding costs (the lab's cells, the probes) gets REFERENCE_FACTOR."""
+    from autograder.grade import REFERENCE_FACTOR, Sessions, reference_engine
+    from autograder.labs import grading_for
+
+    grading = grading_for(LAB.name, 0)
+    options = Options(limits=Limits(cell_seconds=7.0))
+    steps = [Step("x = 1\n", True, "your code cell 1"), Step("while True:\n    pass\n", True, "your code cell 2")]
+    activity, broken = next((activity, needs) for activity, needs in grading.depends.items())
+    first = Sessions(LAB, steps, options, Clock(600), grading)
+    first.of(activity).skipped[1] = "it did not finish within the time limit"
+    first.close()
+    step, reference = reference_engine(LAB, list(broken))
+    again = Sessions(LAB, steps, options, Clock(600), grading, extra_steps=[step], reference=reference,
+                     left_out=first.left_out).of(activity)
+    assert again.skipped == {1: "it did not finish within the time limit"}
+    assert again.timeout(own_code=True) == 7.0
+    assert again.timeout() == 7.0 * REFERENCE_FACTOR

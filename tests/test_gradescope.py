@@ -21,6 +21,7 @@ import nbformat
 import pytest
 
 from autograder.gradescope.bundle import bundle_bytes
+from autograder.gradescope.run import not_graded, submitted_notebook
 from autograder.sandbox import NOBODY, remove_tree
 from tests.adversarial.common import answer, indent, nth, reference, wrong_answer
 from tests.adversarial.generic import READ_HIDDEN, READ_SOURCE, fill
@@ -204,6 +205,23 @@ def test_without_a_notebook_it_says_what_to_upload(bundle, wheel, lab, tmp_path)
 
 
 @FIRST_LAB_ONLY
+def test_a_notebook_uploaded_twice_is_graded_once_and_the_copy_named(bundle, wheel, lab, release_dir, solved_dir,
+                                                                      tmp_path):
+    """Attack: the notebook in a folder of the upload and again in a folder below it was refused as
+    'Nothing to grade'. The upper one (here the blank) is graded, and the feedback names the other.
+    The folder is named as nbgrader's layout's root, which the upload's folders never make it."""
+    folder = gradescope_folder(bundle, wheel, tmp_path / "autograder")
+    (folder / "submission" / "submitted" / "copy").mkdir(parents=True)
+    shutil.copy2(lab_notebook(release_dir, lab), folder / "submission" / "submitted" / f"{lab.name}.ipynb")
+    shutil.copy2(lab_notebook(solved_dir, lab), folder / "submission" / "submitted" / "copy" / f"{lab.name}.ipynb")
+    results = finish(start_autograder(folder), folder)
+    assert results["extra_data"]["status"] == "graded" and results["score"] == 0, results
+    assert results["output"].startswith(f"{lab.name}.ipynb was uploaded more than once: submitted/{lab.name}.ipynb, "
+                                        f"the one nearest the top of the upload, was graded, and not "
+                                        f"submitted/copy/{lab.name}.ipynb.\n")
+
+
+@FIRST_LAB_ONLY
 def test_run_autograder_grades_as_the_grade_command(bundle, wheel, lab, release_dir, solved_dir, tmp_path):
     """Each submission in a Gradescope folder of its own, uploaded as <lab>.ipynb as a student
     would; the same three notebooks graded by `python -m autograder grade` in one batch. The two
@@ -343,3 +361,36 @@ def test_without_bubblewrap_the_submission_runs_as_nobody_and_reads_nothing(bund
     assert {test["name"]: test["score"] for test in stolen["tests"]} == points, "the control must find both"
     assert results["extra_data"]["protection"] == "unprivileged user without a sandbox"
     assert "protection: unprivileged user without a sandbox" in (folder / "run_autograder.log").read_text()
+
+
+def upload(folder, *paths):
+    """A Gradescope submission folder holding a notebook at each of `paths`."""
+    for path in paths:
+        (folder / path).parent.mkdir(parents=True, exist_ok=True)
+        (folder / path).write_text("{}")
+    return folder
+
+
+@pytest.mark.parametrize("paths, graded, others", [
+    (["sub/{lab}.ipynb", "{lab}.ipynb"], "{lab}.ipynb", ["sub/{lab}.ipynb"]),
+    (["b/{lab}.ipynb", "a/{lab}.ipynb", "a/b/{lab}.ipynb"], "a/{lab}.ipynb", ["b/{lab}.ipynb", "a/b/{lab}.ipynb"]),
+    (["{lab}.ipynb", "notes.ipynb", ".ipynb_checkpoints/{lab}-checkpoint.ipynb"], "{lab}.ipynb", []),
+])
+def test_the_notebook_uploaded_twice_is_graded_from_the_one_nearest_the_top(tmp_path, paths, graded, others):
+    """Attack: an upload holding the notebook twice (at the top and in a folder) was refused as
+    'Nothing to grade (uploaded: pt03_autodiff.ipynb, pt03_autodiff.ipynb)'. One is graded, by the
+    stated rule, and the feedback names the others."""
+    lab = LABS[0].name
+    folder = upload(tmp_path, *(path.format(lab=lab) for path in paths))
+    chosen, copies = submitted_notebook(folder, lab)
+    assert (chosen, copies) == (folder / graded.format(lab=lab), [folder / other.format(lab=lab) for other in others])
+    if copies:
+        assert not_graded(chosen, copies, folder) == (
+            f"{lab}.ipynb was uploaded more than once: {graded.format(lab=lab)}, the one nearest the top of the "
+            f"upload, was graded, and not {', '.join(other.format(lab=lab) for other in others)}.")
+
+
+@pytest.mark.parametrize("paths, graded", [(["mine.ipynb"], "mine.ipynb"), (["a.ipynb", "b.ipynb"], None), ([], None)])
+def test_without_the_lab_s_name_only_a_single_notebook_is_graded(tmp_path, paths, graded):
+    chosen, others = submitted_notebook(upload(tmp_path, *paths), LABS[0].name)
+    assert (chosen, others) == ((tmp_path / graded) if graded else None, [])

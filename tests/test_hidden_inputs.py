@@ -192,7 +192,7 @@ def leaks(tmp_path_factory):
     lab = LABS[0]
     folder = tmp_path_factory.mktemp("leaks")
     activity, notebook = leaking(lab)
-    submitted = folder / "submitted"
+    submitted = folder / "batch"  # a plain folder, whose files' stems name the students
     submitted.mkdir()
     save(notebook, submitted, "leaky")
     longer = copy.deepcopy(notebook)

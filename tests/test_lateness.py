@@ -10,6 +10,7 @@ import pytest
 from autograder.grade import Outcome, activity_result
 from autograder.lateness import Policy, apply_late, handed_in, lateness, parse_timestamp, penalty, read_course
 from tests.helpers import LABS, all_points
+from tests.submissions import handed
 
 LAB = LABS[0]
 NAMES = [lab.name for lab in LABS]
@@ -28,7 +29,9 @@ def course_file(tmp_path, text):
     ("[late]\npenalties = 0.1\n", "has no setting penalties"),
     ("[labs.no_such_lab]\ndue = 2026-12-01T10:00:00Z\n", "the course has no lab no_such_lab"),
     (f"[labs.{LAB.name}]\ndue = 'next tuesday'\n", "'next tuesday', which is not a date and time"),
-    (f"[labs.{LAB.name}]\ndeadline = 2026-12-01T10:00:00Z\n", "takes due and late only"),
+    (f"[labs.{LAB.name}]\ndeadline = 2026-12-01T10:00:00Z\n", "takes due, released and late only"),
+    (f"[labs.{LAB.name}]\ndue = 2026-12-01T10:00:00Z\nreleased = 2026-12-02T10:00:00Z\n",
+     "released is after its due date"),
     ("timezone = 'Mars/Olympus'\n", "timezone 'Mars/Olympus' is not a time zone"),
     (f"[extensions.s01]\n{LAB.name} = 'two days'\n", "give the extension in hours"),
     ("[deadlines]\n", "no section or setting deadlines"),
@@ -90,35 +93,40 @@ def test_nbgrader_timestamps_are_read(text, moment):
 
 
 def in_layout(tmp_path, student="s01"):
+    """A notebook in nbgrader's layout, last written long before any time these tests hand it in at,
+    as an honest submission is."""
     folder = tmp_path / "submitted" / student / LAB.name
     folder.mkdir(parents=True)
     notebook = folder / f"{LAB.name}.ipynb"
     notebook.write_text("{}")
+    os.utime(notebook, (0, 0))
     return folder, notebook
 
 
 def test_the_time_comes_from_timestamp_txt_else_from_the_file_said_so(tmp_path):
     folder, notebook = in_layout(tmp_path)
-    os.utime(notebook, (0, 0))
     (folder / "timestamp.txt").write_text("2026-12-01 10:00:00.000000 UTC")
-    assert handed_in(notebook) == (datetime(2026, 12, 1, 10, tzinfo=timezone.utc), "timestamp.txt")
+    assert handed_in(notebook, nbgrader=True) == (datetime(2026, 12, 1, 10, tzinfo=timezone.utc), "timestamp.txt",
+                                                  None)
     (folder / "timestamp.txt").write_text("yesterday, about noon")
-    moment, source = handed_in(notebook)
+    moment, source, refused = handed_in(notebook, nbgrader=True)
     assert moment == datetime.fromtimestamp(0, timezone.utc)
     assert source.startswith("the notebook file's modification time; timestamp.txt could not be read")
     (folder / "timestamp.txt").unlink()
     (folder / "timestamp.txt").symlink_to("/etc/hostname")
-    assert handed_in(notebook)[1].endswith("timestamp.txt is not a regular file"), "a link is never followed"
+    assert handed_in(notebook, nbgrader=True)[1].endswith("timestamp.txt is not a regular file"), \
+        "a link is never followed"
     loose = tmp_path / "loose.ipynb"
     loose.write_text("{}")
     (tmp_path / "timestamp.txt").write_text("2026-12-01 10:00:00.000000 UTC")
-    assert handed_in(loose)[1] == "the notebook file's modification time", "outside nbgrader's layout"
+    assert handed_in(loose, nbgrader=False)[1] == "the notebook file's modification time", "outside nbgrader's layout"
 
 
 def a_result():
+    """A result of a fixed grading time, so that two of them are equal whenever they are made."""
     outcomes = {activity: Outcome(True, "fine") for activity in LAB.activities}
-    return activity_result("s01", "/somewhere/s01.ipynb", LAB, outcomes, ["your cell 3 raised NameError"], "graded",
-                           0.0)
+    return {**activity_result("s01", "/somewhere/s01.ipynb", LAB, outcomes, ["your cell 3 raised NameError"], "graded",
+                              0.0), "execution_time": 1.0}
 
 
 def test_an_extension_moves_the_due_date_and_the_feedback_says_so(tmp_path):
@@ -126,14 +134,14 @@ def test_an_extension_moves_the_due_date_and_the_feedback_says_so(tmp_path):
     due = datetime(2026, 12, 1, 12, tzinfo=timezone.utc)
     (folder / "timestamp.txt").write_text((due + timedelta(hours=30)).strftime("%Y-%m-%d %H:%M:%S.%f UTC"))
     text = f"[late]\npenalty = 0.1\n[labs.{LAB.name}]\ndue = {due.isoformat()}\n"
-    late = lateness(read_course(course_file(tmp_path, text), NAMES), "s01", LAB.name, notebook)
+    late = lateness(read_course(course_file(tmp_path, text), NAMES), handed("s01", notebook))
     assert (late["penalty"], late["seconds_late"]) == (0.2, 30 * HOUR)
     assert late["said"].startswith("Handed in 30 h late") and "\u221220%: 2 started days at 10%" in late["said"]
     granted = read_course(course_file(tmp_path, text + f"[extensions.s01]\n{LAB.name} = 36\n"), NAMES)
-    late = lateness(granted, "s01", LAB.name, notebook)
+    late = lateness(granted, handed("s01", notebook))
     assert (late["penalty"], late["seconds_late"]) == (0.0, 0.0)
     assert "on time" in late["said"] and "with an extension of 36 h" in late["said"]
-    assert lateness(granted, "s02", LAB.name, notebook)["penalty"] == 0.2, "an extension is the student's alone"
+    assert lateness(granted, handed("s02", notebook))["penalty"] == 0.2, "an extension is the student's alone"
 
 
 def test_applying_the_penalty_again_replaces_it(tmp_path):

@@ -1,7 +1,8 @@
 """nbgrader's own tools on the course, in nbgrader course folders of their own set up as the
 checkout is (its nbgrader_config.py, results in graded/): `generate_assignment` gives each student
 notebook back byte for byte, the exchange round trip ends with each student reading our scores in
-their feedback, and `nbgrader export` lists no lab nobody handed in."""
+their feedback, `nbgrader export` lists no lab nobody handed in, and a submission that a failed
+`nbgrader autograde` left half-written is completed when the grader records it."""
 import os
 import shutil
 import subprocess
@@ -10,8 +11,10 @@ import nbformat
 import pytest
 from traitlets.config.loader import PyFileConfigLoader
 
+from autograder.grade import Outcome, activity_result
+from autograder.gradebook import GradebookWriter, held_scores
 from tests.helpers import (LABS, ROOT, all_points, grade_command, lab_notebook, nbgrader, nbgrader_export,
-                           required_points)
+                           records_in, required_points)
 
 COURSE_ID = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT / "autograder")).load_config().CourseDirectory[
     "course_id"]
@@ -84,7 +87,8 @@ def test_generate_assignment_still_clears_the_solutions_of_other_nbgrader_notebo
 def test_nbgrader_round_trip_ends_with_our_scores_in_each_students_feedback(solved_dir, tmp_path):
     """The first lab through nbgrader's exchange: alice hands in a solved notebook, bob the one he
     fetched. Both are the same OS user, told apart as nbgrader's own tests do: `--student` on
-    submit and fetch_feedback, and a home folder (assignments, exchange cache) each."""
+    submit and fetch_feedback, and a home folder (assignments, exchange cache) each. What submit
+    and collect leave is an honest hand-in: its claimed time stands, undisputed."""
     lab = LABS[0]
     exchange = tmp_path / "exchange"
     exchange.mkdir()
@@ -104,6 +108,9 @@ def test_nbgrader_round_trip_ends_with_our_scores_in_each_students_feedback(solv
     succeeds(nbgrader("collect", lab.name, "--CollectApp.check_owner=False", cwd=course))
     succeeds(subprocess.run(grade_command(course / "submitted", "--out", course / "graded"), cwd=ROOT,
                             capture_output=True, text=True, timeout=1800))
+    for (student, _), result in records_in(course / "graded").items():
+        late = result["extra_data"]["late"]
+        assert (late["source"], late.get("to_check")) == ("timestamp.txt", None), (student, late)
     succeeds(nbgrader("generate_feedback", lab.name, cwd=course))
     succeeds(nbgrader("release_feedback", lab.name, cwd=course))
     for student, earned in points.items():
@@ -134,3 +141,29 @@ def test_nbgrader_export_lists_only_labs_someone_handed_in(release_dir, tmp_path
     exported = nbgrader_export(out, f"sqlite:///{out / 'gradebook.db'}", tmp_path)
     assert [(row["assignment"], row["student_id"]) for row in exported] == [
         (lab.name, student) for lab in LABS[:2] for student in ("s1", "s2")]
+
+
+def test_a_submission_a_failed_autograde_left_half_written_is_completed_when_we_record(tmp_path):
+    """The failure as a teaching assistant meets it: `nbgrader db assignment add`, then `nbgrader
+    autograde` before any release, which fails having written alice's submission with none of its
+    notebook and grade rows. Our record of alice then fills them in instead of failing with
+    MissingEntry run after run."""
+    lab = LABS[0]
+    course = course_folder(tmp_path / "course")
+    shutil.copytree(ROOT / "release" / lab.name, course / "submitted" / "alice" / lab.name)
+    succeeds(nbgrader("db", "assignment", "add", lab.name, cwd=course))
+    failed = nbgrader("autograde", lab.name, cwd=course)
+    assert failed.returncode != 0 and "No notebooks found" in failed.stdout + failed.stderr
+    db_url = f"sqlite:///{course / 'graded' / 'gradebook.db'}"
+    assert held_scores(db_url) == {}, "the submission nbgrader left has no notebook to hold grades"
+    outcomes = {activity: Outcome(True, "fine") for activity in lab.activities}
+    result = activity_result("alice", lab_notebook(course / "submitted" / "alice", lab), lab, outcomes, [], "graded",
+                             0.0)
+    writer = GradebookWriter(db_url, course / "graded")
+    writer.prepare([lab.name])
+    writer.record("alice", lab.name, result, {})
+    writer.close()
+    points = {activity.id: float(activity.points) for activity in lab.activities.values()}
+    assert held_scores(db_url)[("alice", lab.name)]["points"] == points
+    exported = nbgrader_export(course / "graded", db_url, tmp_path)
+    assert [(row["student_id"], float(row["score"])) for row in exported] == [("alice", float(all_points(lab)))]

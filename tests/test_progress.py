@@ -91,3 +91,15 @@ def test_the_summary_counts_statuses_and_names_the_rest():
     assert "missing (1)" in text and "  s05/a" in text
     assert "skipped (1):\n  submitted/s03/a/x.py: not a notebook (.ipynb)" in text
     assert verdict(run["s02/a"]) == "graded, 7/14 + 0 bonus, late \u221210%"
+
+
+def test_the_summary_names_each_disputed_hand_in_time_with_what_disagrees():
+    disputed = graded()
+    disputed["extra_data"]["late"] = {"to_check": ["timestamp.txt says 2026-11-01 10:00 UTC, but the notebook was "
+                                                   "last written 504 h later", "a second\x1b[2J thing"]}
+    lines = summary({"s01/a": graded(), "s02/a": disputed}, 2, [], [], "out")
+    start = lines.index("hand-in times for a person to check (1):")
+    # Both on the record's line, and nothing in them that moves the cursor.
+    assert lines[start + 1] == ("  s02/a: timestamp.txt says 2026-11-01 10:00 UTC, but the notebook was last written "
+                                "504 h later; a second?[2J thing")
+    assert not any(line.startswith("  s01/a") for line in lines)

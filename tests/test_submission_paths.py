@@ -4,28 +4,38 @@ file is safe, bounded and distinct, and no cell of grades.csv is a formula."""
 import csv
 import os
 import random
+import re
+import sqlite3
 import stat
 import subprocess
 import threading
 import time
+from pathlib import Path
 
+import nbformat
 import pytest
 
-from autograder.grade import Outcome, activity_result
+from autograder.batch import safe_grade
+from autograder.grade import Options, Outcome, activity_result
 from autograder.report import write_html, write_json
 from autograder.results_store import (PLAIN, RESERVED, STEM_BYTES, atomic_write, current_result, file_stem,
                                       notebook_digest, provenance, stored_results, student_folder)
-from autograder.roster import Submission, find_paths, roster
-from autograder.submission import SubmissionError, load, student_name
+from autograder.roster import Submission, find_paths, id_problem, roster
+from autograder.submission import SubmissionError, load
 from autograder.tables import write_tables
 from tests.adversarial.files import FORMULA_STARTS
-from tests.helpers import LABS, ROOT, grade_command, lab_notebook
+from tests.helpers import LABS, ROOT, all_points, grade_command, lab_notebook
+from tests.submissions import claiming
 
 LAB = LABS[0]
 SECRET = b"a course secret of the tests, 32+ bytes long"
 INSTRUCTOR = LAB.path.with_suffix(".ipynb")  # full marks if it were graded
 BLANK = lab_notebook(ROOT / "release", LAB)
 NAME_MAX = 255  # ext4, tmpfs, btrfs, xfs
+
+
+def paths_found(paths, skipped):
+    return [found.path for found in find_paths(paths, skipped)]
 
 
 def refusal(path):
@@ -98,7 +108,7 @@ def test_linked_folders_are_not_searched_and_linked_notebooks_are_kept_to_be_ref
     (batch / "carol.ipynb").symlink_to(INSTRUCTOR)
     (batch / "dave.ipynb").symlink_to(INSTRUCTOR.parent)
     skipped = []
-    found = find_paths([batch], skipped)
+    found = paths_found([batch], skipped)
     assert found == [batch / "alice" / "own.ipynb", batch / "carol.ipynb", batch / "dave.ipynb"]
     assert [refusal(path).kind for path in found[1:]] == ["not_a_regular_file"] * 2
     assert skipped == [(batch / "bob", "a link to a folder, which is never followed")]
@@ -107,7 +117,7 @@ def test_linked_folders_are_not_searched_and_linked_notebooks_are_kept_to_be_ref
 def test_a_linked_folder_given_is_refused_not_searched(tmp_path):
     link = tmp_path / "linked"
     link.symlink_to(INSTRUCTOR.parent)
-    assert find_paths([link], []) == [link]
+    assert paths_found([link], []) == [link]
     assert refusal(link).kind == "not_a_regular_file"
 
 
@@ -129,7 +139,7 @@ def test_a_file_linked_into_two_students_folders_is_one_submission_each(tmp_path
     alice.write_bytes(BLANK.read_bytes())
     bob = submitted / "bob" / LAB.name / f"{LAB.name}.ipynb"
     os.link(alice, bob)
-    assert find_paths([submitted, alice, bob], []) == [alice, bob]
+    assert paths_found([submitted, alice, bob], []) == [alice, bob]
     assert [s.key for s in roster([submitted, alice, bob]).submissions] == [("alice", LAB.name), ("bob", LAB.name)]
 
 
@@ -168,14 +178,234 @@ def test_two_files_of_one_record_are_graded_once_and_the_other_is_said(tmp_path)
 def test_the_student_is_found_from_inside_the_submitted_folder(tmp_path, monkeypatch):
     folder = tmp_path / "submitted" / "alice" / LAB.name
     folder.mkdir(parents=True)
+    (folder / f"{LAB.name}.ipynb").write_bytes(BLANK.read_bytes())
     monkeypatch.chdir(folder)
-    assert student_name(f"{LAB.name}.ipynb") == student_name(folder / f"{LAB.name}.ipynb") == "alice"
+    for given in (f"{LAB.name}.ipynb", folder / f"{LAB.name}.ipynb", ".", "..", folder.parent.parent):
+        assert [s.key for s in roster([given]).submissions] == [("alice", LAB.name)], given
 
 
-def test_a_name_of_bytes_that_are_not_utf8_can_be_written(tmp_path):
+def test_a_name_of_bytes_that_are_not_utf8_is_refused_with_its_reason(tmp_path):
+    """nbgrader could not find an escaped spelling of the name again, so the file is skipped."""
     raw = os.fsencode(tmp_path) + b"/caf\xe9.ipynb"
-    name = student_name(os.fsdecode(raw))
-    assert name == "caf\\xe9" and name.encode("utf-8")
+    (tmp_path / "alice.ipynb").write_bytes(BLANK.read_bytes())
+    with open(raw, "wb") as handle:
+        handle.write(BLANK.read_bytes())
+    found = roster([tmp_path])
+    assert [s.student for s in found.submissions] == ["alice"]
+    (path, why), = found.skipped
+    assert os.fsencode(path) == raw and "not UTF-8" in why and "rename the file" in why
+
+
+# ------------------------------------------------------------------------- whose record: the root's layout
+def hand_in(root, student, folder=LAB.name, content=None, name=None):
+    """`student`'s notebook in nbgrader's layout under `root` (the blank release unless `content`)."""
+    path = root / student / folder / (name or f"{folder}.ipynb")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(BLANK.read_bytes() if content is None else content)
+    return path
+
+
+def colluding(tmp_path):
+    """A class where aa's own lab folder holds folders in nbgrader's layout, one claiming victim's
+    record (with its own timestamp.txt) and one a student who does not exist; returns
+    (root, victim's own notebook, aa's own notebook)."""
+    root = tmp_path / "submitted"
+    victim = hand_in(root, "victim", content=INSTRUCTOR.read_bytes())
+    mine = hand_in(root, "aa")
+    for claimed in ("victim", "ghost"):
+        forged = hand_in(mine.parent / "submitted", claimed)
+        (forged.parent / "timestamp.txt").write_text("2020-01-01 00:00:00.000000 UTC")
+    hand_in(mine.parent / "deeper" / "a" / "b" / "submitted", "victim")
+    return root, victim, mine
+
+
+@pytest.mark.parametrize("given", ["root", "students", "files", "pattern"])
+def test_a_folder_inside_ones_own_submission_makes_no_record_of_anyone(tmp_path, given):
+    """Attack: submitted/aa/<lab>/submitted/victim/<lab>/<lab>.ipynb, inside aa's own folder, was
+    keyed (victim, <lab>) and took victim's record over; the same made a record of a student who
+    does not exist. A record's student and lab are the two folders below the root alone."""
+    root, victim, mine = colluding(tmp_path)
+    paths = {"root": [root], "students": [root / "aa", root / "victim"], "files": [mine, victim],
+             "pattern": [*sorted(mine.parent.iterdir()), victim]}[given]  # `grade submitted/aa/lab/* ...`
+    found = roster(paths)
+    assert [(s.key, s.path, s.nbgrader) for s in found.submissions] == [
+        (("aa", LAB.name), mine, True), (("victim", LAB.name), victim, True)]
+    nested = [(path, why) for path, why in found.skipped if path.is_relative_to(mine.parent)]
+    assert [path for path, _ in nested] == ([mine.parent / "deeper", mine.parent / "submitted"] if given != "files"
+                                            else [])
+    assert all(why.startswith(f"inside aa's {LAB.name} folder: aa's own files") for _, why in nested)
+
+
+@pytest.mark.parametrize("below", [("deeper",), ("submitted",), ("submitted", "victim"),
+                                   ("submitted", "victim", LAB.name),
+                                   ("submitted", "victim", LAB.name, f"{LAB.name}.ipynb")])
+def test_a_path_given_inside_a_lab_folder_is_that_students_own_files(tmp_path, below):
+    """However deep into a student's lab folder a given path reaches, the outermost submitted
+    folder is the root: what is there is that student's own files, never a record."""
+    _, _, mine = colluding(tmp_path)
+    given = mine.parent.joinpath(*below)
+    with pytest.raises(SystemExit, match=f"no notebooks to grade; skipped: {re.escape(str(given))} \\(inside aa's "
+                                         f"{LAB.name} folder"):
+        roster([given])
+
+
+def test_a_course_kept_below_a_folder_named_submitted_is_refused_saying_where(tmp_path):
+    """The price of the outermost root: every record is skipped, loudly, rather than one taken."""
+    root = tmp_path / "submitted" / "course" / "submitted"
+    hand_in(root, "alice")
+    with pytest.raises(SystemExit, match=f"no notebooks to grade; skipped: .*{re.escape(str(root / 'alice'))} "
+                                         "\\(inside course's submitted folder"):
+        roster([root])
+
+
+@pytest.mark.parametrize("place, why", [
+    (("x.ipynb",), "in no student's folder"),
+    (("alice", "x.ipynb"), "in alice's folder but in no lab folder"),
+])
+def test_a_notebook_above_a_lab_folder_is_skipped_with_the_layout_said(tmp_path, place, why):
+    root = tmp_path / "submitted"
+    hand_in(root, "bob")
+    (root / "alice").mkdir()
+    stray = root.joinpath(*place)
+    stray.write_bytes(BLANK.read_bytes())
+    found = roster([root])
+    assert [s.key for s in found.submissions] == [("bob", LAB.name)]
+    assert found.skipped == [(stray, f"{why}: nbgrader's layout is submitted/<student>/<lab>/<lab>.ipynb")]
+
+
+def test_a_plain_folder_s_records_are_its_stems_and_its_submitted_folders_layouts(tmp_path):
+    """In a plain folder a file's stem names its student, whatever folders it is in, and it has no
+    nbgrader hand-in time; a folder named submitted in it is a root of nbgrader's layout, which
+    is never searched below its lab folders (so no student's folder there is taken for a root)."""
+    plain = tmp_path / "batch"
+    loose = hand_in(plain / "x" / "y", "z", name="bob.ipynb")
+    root, victim, mine = colluding(plain)
+    found = roster([plain])
+    assert [(s.key, s.path, s.nbgrader) for s in found.submissions] == [
+        (("aa", LAB.name), mine, True), (("bob", LAB.name), loose, False), (("victim", LAB.name), victim, True)]
+
+
+@pytest.mark.parametrize("name", ["..", ".", "", ".hidden", "tab\there", "line\nbreak", "nul\x00", "\x1b[31mred",
+                                  "del\x7f", "c1\x85", "a/b", "caf\udce9"])
+def test_ids_that_cannot_be_a_folder_name_as_they_are_are_refused(name):
+    assert id_problem(name)
+
+
+@pytest.mark.parametrize("name", ["alice", "bob_pt03", "student-07", "a.b", "=1+1", "José", "-rf", "a b", "L" * 234])
+def test_ids_that_are_a_folder_name_as_they_are_are_kept(name):
+    assert id_problem(name) is None
+
+
+@pytest.mark.parametrize("filename", ["...ipynb", "..ipynb", ".ipynb", ".hidden.ipynb", "tab\t.ipynb",
+                                      "esc\x1b.ipynb"])
+def test_a_file_whose_stem_cannot_be_an_id_is_skipped_with_its_reason(tmp_path, filename):
+    """Attack: `...ipynb` was stored in the gradebook as student `..` while its folders were
+    escaped, so nbgrader's own commands, which build paths from the id, looked one level up."""
+    plain = tmp_path / "batch"
+    plain.mkdir()
+    (plain / filename).write_bytes(BLANK.read_bytes())
+    (plain / "alice.ipynb").write_bytes(BLANK.read_bytes())
+    found = roster([plain])
+    assert [s.student for s in found.submissions] == ["alice"]
+    (path, why), = found.skipped
+    assert path == plain / filename
+    assert why.startswith(f"the student id {Path(filename).stem!r} cannot be stored as it is")
+    assert why.endswith("rename the file (a plain folder's file names are its student ids) to the student's id")
+
+
+@pytest.mark.parametrize("student", ["..hidden", ".x", "tab\there", "esc\x1b"])
+def test_a_student_folder_whose_name_cannot_be_an_id_is_skipped_with_its_reason(tmp_path, student):
+    root = tmp_path / "submitted"
+    odd, alice = hand_in(root, student), hand_in(root, "alice")
+    found = roster([root])
+    assert [s.path for s in found.submissions] == [alice]
+    assert found.skipped == [(odd, f"the student id {student!r} cannot be stored as it is, since "
+                                   f"{id_problem(student)}: rename the student's folder to the student's id")]
+
+
+DEEP = 1500  # folders, each one letter: deeper than Python's recursion limit, within the file system's path limit
+
+
+@pytest.fixture
+def deep_folder(tmp_path):
+    """A factory of folders DEEP levels below the one it is given, each removed again bottom up:
+    pytest's own clean-up (shutil.rmtree) recurses, and would fail on them in a later session."""
+    made = []
+
+    def make(top):
+        deep = top
+        for _ in range(DEEP):  # one by one: mkdir(parents=True) would itself recurse too deep
+            deep = deep / "d"
+            deep.mkdir()
+        made.append((top, deep))
+        return deep
+
+    yield make
+    for top, deep in made:
+        while deep != top:
+            for entry in deep.iterdir():
+                entry.unlink()
+            deep.rmdir()
+            deep = deep.parent
+
+
+@pytest.mark.parametrize("layout", [False, True])
+def test_no_depth_of_folders_stops_the_roster(tmp_path, deep_folder, layout):
+    """Attack: folders nested deeper than Python's recursion limit, in a plain folder or in a
+    student's lab folder; the roster finds everything else as before."""
+    given = tmp_path / ("submitted" if layout else "plain")
+    good = hand_in(given, "ann") if layout else given / "ann.ipynb"
+    good.parent.mkdir(parents=True, exist_ok=True)
+    good.write_bytes(BLANK.read_bytes())
+    deep = deep_folder(good.parent)
+    (deep / "zed.ipynb").write_bytes(BLANK.read_bytes())
+    found = roster([given])
+    if layout:
+        assert [s.path for s in found.submissions] == [good]
+        assert found.skipped == [(good.parent / "d", f"inside ann's {LAB.name} folder: ann's own files, never "
+                                  f"searched for a submission (only the notebooks directly in a lab folder are "
+                                  f"graded; nbgrader's layout is submitted/<student>/<lab>/<lab>.ipynb)")]
+    else:
+        assert [s.path for s in found.submissions] == [good, deep / "zed.ipynb"]
+
+
+NESTED = b"[" * 100_000
+
+
+@pytest.mark.parametrize("layout", [False, True])
+def test_a_file_the_reader_cannot_parse_stops_no_roster(tmp_path, layout):
+    """Attack: a .ipynb of 100,000 nested `[` in a plain folder stopped the roster with
+    RecursionError before anything was graded; in nbgrader's layout it was a grader_error."""
+    if layout:
+        given = tmp_path / "submitted"
+        bad, good = hand_in(given, "mallory", content=NESTED), hand_in(given, "ann")
+    else:
+        given = tmp_path / "plain"
+        given.mkdir()
+        bad, good = given / "mallory.ipynb", given / "ann.ipynb"
+        bad.write_bytes(NESTED)
+        good.write_bytes(BLANK.read_bytes())
+    found = roster([given])
+    assert [(s.student, s.path) for s in found.submissions] == [("ann", good), ("mallory", bad)]
+    mallory = found.submissions[1]
+    result, _ = safe_grade(mallory.path, Options(), mallory.expected)
+    assert result["status"] == "invalid_notebook" and "RecursionError" in result["output"]
+
+
+def test_a_notebook_of_another_lab_claiming_the_folder_s_lab_is_that_other_lab(tmp_path):
+    """Attack: a notebook of one lab whose metadata claims another, defining one of the other's
+    functions, was graded as the other (0 points, status graded). In that lab's folder it is
+    wrong_lab; outside the layout it is the lab its structure says."""
+    lab, other = LABS[-1], LABS[0]
+    content = nbformat.writes(claiming(lab, other)).encode()
+    in_folder = hand_in(tmp_path / "submitted", "mallory", other.name, content)
+    plain = tmp_path / "plain" / "mallory.ipynb"
+    plain.parent.mkdir()
+    plain.write_bytes(content)
+    (handed,), (loose,) = roster([in_folder]).submissions, roster([plain]).submissions
+    assert (handed.key, handed.expected, loose.key) == (("mallory", other.name), other.name, ("mallory", lab.name))
+    result, _ = safe_grade(handed.path, Options(), handed.expected)
+    assert result["status"] == "wrong_lab" and result["extra_data"]["found_lab"] == lab.name
 
 
 # ------------------------------------------------------------------------- result file names
@@ -284,9 +514,10 @@ def test_a_batch_of_odd_paths_gets_a_result_for_each_and_runs_again(tmp_path):
     batch, out = tmp_path / "batch", tmp_path / "out"
     batch.mkdir()
     blank = BLANK.read_bytes()
-    odd = {"blank": "blank.ipynb", "..": "...ipynb", "=1+1": "=1+1.ipynb", "L" * 234: "L" * 234 + ".ipynb"}
+    odd = {"blank": "blank.ipynb", "=1+1": "=1+1.ipynb", "L" * 234: "L" * 234 + ".ipynb"}
     for filename in odd.values():
         (batch / filename).write_bytes(blank)
+    (batch / "...ipynb").write_bytes(blank)  # its id would be "..", which nbgrader would read as the folder above
     (batch / "linked.ipynb").symlink_to(INSTRUCTOR)
     os.mkfifo(batch / "pipe.ipynb")
     os.mknod(batch / "device.ipynb", stat.S_IFCHR | 0o600, os.stat("/dev/null").st_rdev)
@@ -294,6 +525,7 @@ def test_a_batch_of_odd_paths_gets_a_result_for_each_and_runs_again(tmp_path):
     run = subprocess.run(grade_command(batch, *spelt_again, "--out", out, "--jobs", "2"), cwd=ROOT,
                          capture_output=True, text=True, timeout=1800)
     assert run.returncode == 0, run.stdout + run.stderr
+    assert f"{batch / '...ipynb'}: the student id '..' cannot be stored as it is" in run.stdout
     results = {student: result for (student, _), result in stored_results(out).items()}
     assert {name: result["status"] for name, result in results.items()} == {
         **{name: "graded" for name in odd}, **dict.fromkeys(("linked", "pipe", "device"), "not_a_regular_file")}
@@ -301,6 +533,10 @@ def test_a_batch_of_odd_paths_gets_a_result_for_each_and_runs_again(tmp_path):
     assert sorted(entry.name for entry in out.iterdir() if entry.is_dir()) == sorted(
         ["autograded", *map(student_folder, results)])
     assert len(list((out / "autograded").iterdir())) == len(odd)
+    # Where nbgrader's commands look for a student, the id itself, as the gradebook holds it.
+    assert sorted(path.name for path in (out / "autograded").iterdir()) == sorted(odd)
+    with sqlite3.connect(out / "gradebook.db") as gradebook:
+        assert sorted(row[0] for row in gradebook.execute("SELECT id FROM student")) == sorted(odd)
     assert max(len(os.fsencode(path.name)) for path in out.rglob("*")) <= NAME_MAX
     with (out / "grades.csv").open(newline="") as handle:
         rows = list(csv.reader(handle))
@@ -309,3 +545,30 @@ def test_a_batch_of_odd_paths_gets_a_result_for_each_and_runs_again(tmp_path):
     again = subprocess.run(grade_command(batch, "--out", out), cwd=ROOT, capture_output=True, text=True, timeout=1800)
     assert again.returncode == 0, again.stdout + again.stderr
     assert f"{len(odd)} already had a current result" in again.stdout
+
+
+@pytest.mark.slow
+def test_two_colluding_students_take_over_no_record_in_any_table(tmp_path):
+    """aa's lab folder holds nbgrader's layout claiming victim's record (with a forged
+    timestamp.txt) and a student who does not exist: victim's record is victim's own graded
+    notebook and hand-in time, and nothing of the fake reaches the results, the gradebook,
+    autograded/ or canvas.csv. One batch grades the whole class."""
+    root, victim, mine = colluding(tmp_path)
+    (victim.parent / "timestamp.txt").write_text("2026-12-01 10:00:00.000000 UTC")
+    out = tmp_path / "out"
+    run = subprocess.run(grade_command(root, "--out", out, "--jobs", "2"), cwd=ROOT, capture_output=True, text=True,
+                         timeout=1800)
+    assert run.returncode == 0, run.stdout + run.stderr
+    records = stored_results(out)
+    assert sorted(records) == [("aa", LAB.name), ("victim", LAB.name)]
+    theirs = records[("victim", LAB.name)]
+    assert (theirs["status"], theirs["score"], theirs["extra_data"]["path"]) == ("graded", all_points(LAB), str(victim))
+    assert theirs["extra_data"]["late"]["submitted"] == "2026-12-01T10:00:00+00:00"
+    assert records[("aa", LAB.name)]["score"] == 0 and records[("aa", LAB.name)]["extra_data"]["path"] == str(mine)
+    assert f"{mine.parent / 'submitted'}: inside aa's {LAB.name} folder" in run.stdout
+    with sqlite3.connect(out / "gradebook.db") as gradebook:
+        assert sorted(row[0] for row in gradebook.execute("SELECT id FROM student")) == ["aa", "victim"]
+    assert sorted(path.name for path in (out / "autograded").iterdir()) == ["aa", "victim"]
+    with (out / "canvas.csv").open(newline="") as handle:
+        rows = list(csv.DictReader(handle))[1:]  # after Canvas's points-possible row
+    assert sorted(row["SIS Login ID"] for row in rows) == ["aa", "victim"]

@@ -5,9 +5,10 @@ import nbformat
 import pytest
 
 from autograder.labs import course_labs
-from autograder.submission import SubmissionError, identify, load, program, student_name, untouched
-from tests.helpers import lab_notebook, read
-from tests.submissions import answer_cell, save, with_answer
+from autograder.roster import find_paths
+from autograder.submission import SubmissionError, identify, load, locked_sources, program, untouched
+from tests.helpers import LABS, lab_notebook, read
+from tests.submissions import answer_cell, claiming, save, with_answer
 
 
 def every_lab():
@@ -119,7 +120,10 @@ def test_untouched_stubs_are_flagged_by_content_not_by_message(lab, solved_dir, 
     (("somewhere", "bob_pt03.ipynb"), "bob_pt03"),
 ])
 def test_student_names(parts, name, tmp_path):
-    assert student_name(tmp_path.joinpath(*parts)) == name
+    path = tmp_path.joinpath(*parts)
+    path.parent.mkdir(parents=True)
+    path.write_text("{}")
+    assert [found.student for found in find_paths([path], [])] == [name]
 
 
 def test_loading_never_writes_the_file(tmp_path, solved_dir, lab):
@@ -127,3 +131,63 @@ def test_loading_never_writes_the_file(tmp_path, solved_dir, lab):
     before = (path.read_bytes(), path.stat().st_mtime_ns)
     load(path)
     assert (path.read_bytes(), path.stat().st_mtime_ns) == before
+
+
+def deeply_nested(depth):
+    """A notebook, valid JSON, whose metadata nests `depth` lists deep."""
+    return ('{"nbformat": 4, "nbformat_minor": 5, "cells": [], "metadata": {"x": ' + "[" * depth + "]" * depth
+            + "}}").encode()
+
+
+@pytest.mark.parametrize("content", [
+    pytest.param(b"[" * 100_000, id="100k-open-lists"),
+    pytest.param(b'{"a": ' * 100_000, id="100k-open-objects"),
+    pytest.param(b'{"nbformat": 4, "cells": ' + b"[" * 100_000, id="100k-lists-in-a-notebook"),
+    pytest.param(deeply_nested(100_000), id="100k-closed-lists"),
+    pytest.param(deeply_nested(900), id="just-within-json's-own-limit"),
+    pytest.param('{"nbformat": 4, "cells": []}'.encode("utf-16"), id="utf-16"),
+    pytest.param(b'{"nbformat": 4, "cells": [], "metadata": {"x": "\xff"}}', id="latin-1-byte"),
+    pytest.param(b'{"nbformat": 4, "cells": [], "metadata": {"x": "\\ud800"}}', id="lone-surrogate-escape"),
+    pytest.param(b'{"nbformat": 99999999999999999999999, "cells": []}', id="huge-version"),
+    pytest.param(b'{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [{"cell_type": "code"}]}',
+                 id="a-cell-without-source"),
+    pytest.param(b'{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [{"source": "x = 1"}]}',
+                 id="a-cell-without-type"),
+])
+def test_no_file_content_raises_anything_but_its_status(tmp_path, content):
+    """Attack: a file that makes the reader itself fail (RecursionError, UnicodeError...) would
+    stop a roster before anything is graded; every such file is the one invalid_notebook."""
+    path = tmp_path / "x.ipynb"
+    path.write_bytes(content)
+    assert load_error(path).kind == "invalid_notebook"
+
+
+def test_a_notebook_as_deep_as_a_real_one_still_loads(tmp_path):
+    path = tmp_path / "x.ipynb"
+    path.write_bytes(deeply_nested(50))
+    assert load(path).metadata["x"]
+
+
+@pytest.mark.parametrize("lab, other", [(lab, other) for lab in LABS for other in LABS if other is not lab],
+                         ids=lambda lab: lab.name)
+def test_a_lab_is_its_structure_whatever_its_metadata_and_names_claim(lab, other):
+    """Attack: a tensor_engine notebook whose metadata claims pt03_autodiff, with one of pt03's
+    functions defined in it, was graded as pt03_autodiff (0/14)."""
+    assert identify(claiming(lab, other), every_lab()).name == lab.name
+
+
+def test_a_claim_and_a_defined_name_alone_are_no_lab():
+    lab = LABS[0]
+    notebook = nbformat.v4.new_notebook(metadata={"course": {"lab": lab.name}}, cells=[nbformat.v4.new_code_cell(
+        "".join(f"def {f}(*args):\n    return None\n" for a in lab.activities.values() for f in a.functions))])
+    with pytest.raises(SubmissionError) as failure:
+        identify(notebook, every_lab())
+    assert failure.value.kind == "unknown_lab" and "locked cells" in str(failure.value)
+
+
+def test_as_much_of_two_labs_is_neither():
+    first, second = LABS[:2]
+    cells = [nbformat.v4.new_markdown_cell(next(iter(sorted(locked_sources(lab))))) for lab in (first, second)]
+    with pytest.raises(SubmissionError) as failure:
+        identify(nbformat.v4.new_notebook(cells=cells), every_lab())
+    assert failure.value.kind == "unknown_lab" and "as many" in str(failure.value)

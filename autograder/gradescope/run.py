@@ -17,6 +17,7 @@ from pathlib import Path
 from autograder.labs import course_labs
 from autograder.results_store import atomic_write
 from autograder.sandbox import GRADER_PACKAGES, choose_sandbox, hidden_paths
+from autograder.submission import SubmissionError, read_submission
 from course.labs import ROOT
 
 GRADESCOPE_KEYS = ("score", "execution_time", "output", "visibility")
@@ -31,13 +32,24 @@ def keep_private(base):
 
 
 def submitted_notebook(folder, lab_name):
-    """The notebook to grade: the one named <lab>.ipynb, else the only one; None when there is none,
-    or several and none of them has the lab's name."""
+    """(the notebook to grade, the other copies of it not graded). The lab's notebook is the one
+    named <lab>.ipynb; uploaded more than once (at the top and in a folder, say), the one nearest
+    the top of the upload is graded, of those equally near the first in sorted order. With none
+    of that name, the only notebook uploaded is; with none, or several of other names, nothing
+    (None, [])."""
     found = sorted(p for p in Path(folder).rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
-    named = [path for path in found if path.name == f"{lab_name}.ipynb"]
-    if len(named) == 1:
-        return named[0]
-    return found[0] if len(found) == 1 else None
+    named = sorted((path for path in found if path.name == f"{lab_name}.ipynb"),
+                   key=lambda path: (len(path.relative_to(folder).parts), str(path)))
+    if named:
+        return named[0], named[1:]
+    return (found[0], []) if len(found) == 1 else (None, [])
+
+
+def not_graded(graded, others, folder):
+    """The line of the feedback that says which copy of the notebook was graded."""
+    shown = ", ".join(str(path.relative_to(folder)) for path in others)
+    return (f"{graded.name} was uploaded more than once: {graded.relative_to(folder)}, the one nearest the top of "
+            f"the upload, was graded, and not {shown}.")
 
 
 def results_json(result, lab, protection):
@@ -62,7 +74,7 @@ def no_result(message, status):
 
 def grade_submission(base):
     (lab_name,) = course_labs()  # a bundle carries one lab
-    notebook = submitted_notebook(base / "submission", lab_name)
+    notebook, others = submitted_notebook(base / "submission", lab_name)
     if notebook is None:
         uploaded = sorted(p.name for p in (base / "submission").rglob("*") if p.is_file())
         return no_result(f"Nothing to grade: upload your notebook, {lab_name}.ipynb (uploaded: "
@@ -70,15 +82,29 @@ def grade_submission(base):
     # Chosen here and passed on, so that the line in the staff's log is what the grading had.
     protection = choose_sandbox("auto")
     print(f"autograder: the submission runs with protection: {protection}", flush=True)
-    with tempfile.TemporaryDirectory(prefix="gradescope-") as out:
-        subprocess.run([sys.executable, "-I", "-m", "autograder", "grade", str(notebook), "--out", out, "--jobs", "1",
+    with tempfile.TemporaryDirectory(prefix="gradescope-") as out, \
+            tempfile.TemporaryDirectory(prefix="gradescope-upload-") as alone:
+        # The upload's folders are the student's: one named `submitted` would make the grader read
+        # the path as nbgrader's layout. The notebook's bytes are graded from a folder of ours,
+        # read as any submission is (never through a link, a pipe or a device).
+        try:
+            graded = Path(alone) / notebook.name
+            graded.write_bytes(read_submission(notebook))
+        except SubmissionError as error:
+            return no_result(f"{notebook.relative_to(base / 'submission')} could not be graded: {error}", error.kind)
+        subprocess.run([sys.executable, "-I", "-m", "autograder", "grade", str(graded), "--out", out, "--jobs", "1",
                         "--no-gradebook", "--sandbox", protection.value], cwd=ROOT, stdin=subprocess.DEVNULL,
                        check=False)
         found = sorted(Path(out).glob("*/*.json"))  # <student>/<lab>.json
-        if not found:
-            return no_result("The grader failed before it could grade this notebook; the course staff can see why "
-                             "in the autograder's log.", "grader_error")
-        return results_json(json.loads(found[0].read_text(encoding="utf-8")), course_labs()[lab_name], protection)
+        if found:
+            results = results_json(json.loads(found[0].read_text(encoding="utf-8")), course_labs()[lab_name],
+                                   protection)
+        else:
+            results = no_result("The grader failed before it could grade this notebook; the course staff can see "
+                                "why in the autograder's log.", "grader_error")
+    if others:
+        results["output"] = not_graded(notebook, others, base / "submission") + "\n" + results["output"]
+    return results
 
 
 def main(argv):

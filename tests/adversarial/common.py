@@ -6,12 +6,14 @@ from dataclasses import dataclass
 
 import nbformat
 
+SKIPPED = "skipped"  # the status of an attack the roster must leave out, with its reason: no record at all
+
 
 @dataclass
 class Attack:
     name: str
     description: str
-    status: str = "graded"
+    status: str = "graded"  # or SKIPPED
     zero: frozenset = frozenset()  # activities that must score 0; all others full marks
     build: object = None  # (lab, solved, blank, context) -> notebook, bytes for a raw file, or
     # a function that makes the attack's entry at the path it is given (files.py)
@@ -22,6 +24,8 @@ class Attack:
     on_the_process: bool = False
 
     def expected(self):
+        if self.status == SKIPPED:
+            return "skipped, no record"
         if self.status != "graded":
             return self.status
         return "0 for " + ", ".join(sorted(self.zero)) if self.zero else "full marks"

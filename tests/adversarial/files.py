@@ -3,11 +3,13 @@ the files it names after a submission.
 
 A link to the instructor's notebook (or to a device), a named pipe and a device node must get
 the status not_a_regular_file, never the instructor's marks, a hang or a batch read forever. A
-linked folder beside a student's own notebook must not be searched. Odd names (`..`, a
-formula, a stem long enough to overflow the result writer's names) are graded like any other
-notebook, and must leave nothing outside the results folder's own files and no live formula in
-grades.csv. An attack here builds a function that makes its entry at the path the corpus gives
-it (<name>.ipynb in the batch folder).
+linked folder beside a student's own notebook must not be searched, nor nbgrader's layout laid
+out again inside a student's lab folder, claiming the control's record and a student who does
+not exist. Odd names (a formula, a stem long enough to overflow the result writer's names) are
+graded like any other notebook, and must leave no live formula in grades.csv; a stem that cannot
+be a folder name as it is (`..`) makes no record, and nothing outside the results folder's own
+files. An attack here builds a function that makes its entry at the path the corpus gives it
+(<name>.ipynb in the batch folder).
 """
 import csv
 import os
@@ -17,12 +19,13 @@ from pathlib import Path
 import nbformat
 
 from autograder.results_store import stored_results, student_folder
-from tests.adversarial.common import Attack, nth, stubbed
+from tests.adversarial.common import SKIPPED, Attack, nth, stubbed
 
 # What a spreadsheet reads as the start of a formula in a cell of text (tab and carriage return:
 # one behind blank space).
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 LONG_NAME = "long-name-" + "x" * 224  # the stem that made the writer's temporary names too long
+GHOST = "no-such-student"  # claimed by a folder inside a student's own submission
 
 
 def instructor_notebook(lab):
@@ -52,6 +55,32 @@ def linked_folder(lab, solved, blank, context):
         nbformat.write(stubbed(solved, blank, nth(lab, 0)), student / lab.name / f"{lab.name}.ipynb")
         (student / "0-linked").symlink_to(instructor_notebook(lab).parent, target_is_directory=True)
     return place
+
+
+def nested_claim(lab, solved, blank, context):
+    """nbgrader's submitted/<student>/<lab>/ holding the student's notebook (first activity
+    unsolved) and, inside that lab folder (nbgrader's collect copies sub-folders), the layout
+    again: a blank notebook claiming the control's record, and one claiming a student who does
+    not exist."""
+    def place(path):
+        folder = path.parent / "submitted" / path.name.removesuffix(".ipynb") / lab.name
+        folder.mkdir(parents=True)
+        nbformat.write(stubbed(solved, blank, nth(lab, 0)), folder / f"{lab.name}.ipynb")
+        for claimed in ("control", GHOST):
+            (folder / "submitted" / claimed / lab.name).mkdir(parents=True)
+            nbformat.write(blank, folder / "submitted" / claimed / lab.name / f"{lab.name}.ipynb")
+    return place
+
+
+def no_record_claimed(context):
+    """A trace when the nested layout made a record: of the student who does not exist, or of the
+    control from any file but its own."""
+    records = stored_results(context["out"])
+    control = [result["extra_data"]["path"] for (student, _), result in records.items() if student == "control"]
+    claimed = [student for student, _ in records if student == GHOST]
+    if claimed or control != [str(Path(context["batch"]) / "control.ipynb")]:
+        return f"records of {GHOST}: {len(claimed)}; the control's from {control}"
+    return None
 
 
 def named(activity_index):
@@ -89,8 +118,11 @@ def attacks(lab):
         Attack("zero-device", "a device node reading as /dev/zero", status=refused, build=zero_device),
         Attack("linked-folder", "first activity unsolved; a link to the instructor's folder beside the notebook",
                zero=frozenset({nth(lab, 0)}), build=linked_folder),
-        Attack("..", "second activity unsolved; the stem `..`", zero=frozenset({nth(lab, 1)}), build=named(1),
-               host_check=only_results_folder_files),
+        Attack("..", "second activity unsolved; the stem `..`, which nbgrader would read as the folder above",
+               status=SKIPPED, build=named(1), host_check=only_results_folder_files),
+        Attack("nested-claim", "first activity unsolved; inside its lab folder, nbgrader's layout claiming the "
+               "control's record and a student who does not exist", zero=frozenset({nth(lab, 0)}),
+               build=nested_claim, host_check=no_record_claimed),
         Attack("=2+5", "third activity unsolved; a formula for a stem", zero=frozenset({nth(lab, 2)}), build=named(2),
                host_check=no_formula_in_grades),
         Attack(LONG_NAME, "fourth activity unsolved; a 234-byte stem", zero=frozenset({nth(lab, 3)}), build=named(3)),

@@ -360,6 +360,8 @@ def attacks(lab):
                build=lambda lab, s, b, c: ('{"cells": [{"cell_type": "code", "source": "def '
                                            f'{fn(first, 0)}(').encode()),
         Attack("empty-file", "an empty file", status="invalid_notebook", build=lambda lab, s, b, c: b""),
+        Attack("deep-nesting", "100,000 nested [, which stopped the whole batch's roster", status="invalid_notebook",
+               build=lambda lab, s, b, c: b"[" * 100_000),
         Attack("nbformat-3", "the solved notebook saved as nbformat 3", build=lambda lab, s, b, c: json.dumps(
             nbformat.v3.convert.downgrade(nbformat.from_dict(json.loads(nbformat.writes(s))))).encode()),
         Attack("no-lab", "a notebook of no lab of the course", status="unknown_lab",

@@ -1,0 +1,165 @@
+"""A copy, held in memory, of every file that a worker graded without PyTorch may read.
+
+Which of a file's pages the kernel holds in memory (its page cache) outlives the process that
+read them, and any later process that reads the same file can tell, by the time its first read
+takes. So a worker with an oracle (PyTorch, or a re-grade's reference) could leave a message in
+the page cache of a file that a worker graded without it reads later, in this grading run or in
+another one. Workers without PyTorch, and their zygote, therefore see none of the machine's own
+files: the system, the Python installation and the grader's files they need are copied once per
+grading process into a tmpfs, and mounted from there at the same paths. A tmpfs file lives in
+memory only, so that its pages are always there and the time to read them tells nothing (on a
+machine without swap, as graders run: a page swapped out would take time again). The reference
+worker of a re-grade, which also runs without PyTorch, reads the same copies: they hold no state
+it could set. (The lab's data that a worker reads below its home is its own copy, made for it.)
+
+What is copied: the folders of the Python path but the hidden packages (left as empty places to
+mount autograder/unavailable on), the interpreter, the shared libraries that it and every
+extension module load, /etc, and the fixed files that cover /proc's host-wide entries.
+"""
+import atexit
+import json
+import os
+import subprocess
+import sys
+import threading
+from functools import cache
+from pathlib import Path
+
+from autograder.zygote import (CLONE_NEWNS, MNT_DETACH, MS_BIND, MS_PRIVATE, MS_RDONLY, MS_REC, MS_REMOUNT, check, libc,
+                               mount, write_proc_covers)
+
+ELF = b"\x7fELF"
+GRADER = ".grader"  # below the copy: the grader's own files that a worker reads
+
+
+@cache
+def python_folders(mounted):
+    """The folders of the Python path of a worker (this Python, isolated), not resolved, that lie
+    in the folders a sandbox mounts (`mounted`): a checkout of the course on the path stays out."""
+    listed = subprocess.run([sys.executable, "-I", "-c", "import json, sys; print(json.dumps(sys.path))"],
+                            capture_output=True, text=True, check=True)
+    return [entry for entry in json.loads(listed.stdout) if entry and Path(entry).is_dir()
+            and any(Path(entry).is_relative_to(folder) for folder in mounted)]
+
+
+def copy_into(root, paths):
+    """Copy each of `paths` (files, folders, links) to the same absolute path below `root`, one
+    `cp` for the paths of each folder. A folder is copied where its links lead (/lib/x86_64-linux-gnu
+    to usr/lib/x86_64-linux-gnu on a merged /usr), so that the links mirror_links makes find it."""
+    by_folder = {}
+    for path in map(Path, paths):  # one path of each file: /lib/x and /usr/lib/x are one
+        by_folder.setdefault(Path(os.path.realpath(path.parent)), {}).setdefault(path.name, str(path))
+    for folder, found in by_folder.items():
+        target = root / str(folder).lstrip("/")
+        target.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["cp", "-a", "--", *found.values(), str(target)], check=True)
+
+
+def mirror_links(root):
+    """The top-level links of the system (/lib -> usr/lib on a merged /usr), made again in `root`."""
+    for name in ("bin", "lib", "lib64", "sbin"):
+        if Path("/", name).is_symlink() and not (root / name).exists():
+            (root / name).symlink_to(os.readlink(Path("/", name)))
+
+
+def shared_objects(folder):
+    """The ELF files below `folder`."""
+    found = []
+    for path in Path(folder).rglob("*.so*"):
+        try:
+            if path.is_file() and not path.is_symlink() and path.open("rb").read(4) == ELF:
+                found.append(path)
+        except OSError:
+            continue
+    return found
+
+
+def libraries_needed(objects, root):
+    """The shared libraries that `objects` load from outside `root`, each with the link that names
+    it: what `ldd` says."""
+    needed = set()
+    for start in range(0, len(objects), 200):
+        listed = subprocess.run(["ldd", *map(str, objects[start:start + 200])], capture_output=True, text=True)
+        for line in listed.stdout.splitlines():
+            words = line.split()  # "name => /path (address)", or "/path (address)" for the loader
+            path = words[2] if len(words) > 2 and words[1] == "=>" else words[0] if words else ""
+            if path.startswith("/") and Path(path).exists() and not Path(path).is_relative_to(root):
+                needed.update({path, os.path.realpath(path)})
+    return needed
+
+
+def copied_python(root, mounted, hidden_paths):
+    """Copy the Python path's folders less `hidden_paths`, whose places stay as empty folders
+    and files to be mounted over."""
+    hidden = set(hidden_paths)
+    for folder in python_folders(mounted):
+        nested = {str(path) for path in Path(folder).iterdir() if str(path) in hidden or
+                  (path.name == "site-packages" and str(path) not in python_folders(mounted))}
+        copy_into(root, [path for path in Path(folder).iterdir() if str(path) not in nested])
+        for path in nested & hidden:
+            target = root / path.lstrip("/")
+            if Path(path).is_dir():
+                target.mkdir(parents=True)
+            else:
+                target.touch()
+    interpreter = [Path(sys.executable)]
+    while interpreter[-1].is_symlink():  # a virtualenv's python is a chain of links
+        interpreter.append(interpreter[-1].parent / os.readlink(interpreter[-1]))
+    copy_into(root, [*interpreter, *Path(sys.prefix).glob("pyvenv.cfg")])
+
+
+def build(root, mounted, hidden_paths, grader_files):
+    """Fill the empty folder `root` (a tmpfs) with the copy; `grader_files` go below GRADER."""
+    mirror_links(root)
+    copied_python(root, mounted, hidden_paths)
+    objects = shared_objects(root) + [Path(os.path.realpath(sys.executable))]
+    copy_into(root, sorted(libraries_needed(objects, root)))
+    copy_into(root, ["/etc"])
+    (root / GRADER).mkdir()
+    subprocess.run(["cp", "-a", "--", *map(str, grader_files), str(root / GRADER)], check=True)
+    write_proc_covers(root / GRADER / "proc")
+
+
+def private_root(scratch, mounted, hidden_paths, grader_files):
+    """The copy for this grading process of what a sandbox shows of the `mounted` folders: a tmpfs
+    mounted in `scratch` (see build), read-only, and unmounted when the process exits (before
+    `scratch` is removed: atexit runs in reverse). Made once, by the first thread to ask."""
+    with _building:
+        return _made(scratch, mounted, hidden_paths, grader_files)
+
+
+_building = threading.Lock()
+SOURCE = "autograder-copy-"  # and the grading process's PID: the name of its copy's mount
+
+
+def sweep():
+    """Unmount the copies of grading processes that ended without unmounting theirs (killed): each
+    would hold its memory until the machine restarts."""
+    with open("/proc/self/mountinfo") as mounts:
+        for fields in map(str.split, mounts):
+            source = fields[fields.index("-") + 2]
+            if source.startswith(SOURCE) and not Path("/proc", source[len(SOURCE):]).exists():
+                libc.umount2(fields[4].encode(), MNT_DETACH)
+
+
+@cache
+def _made(scratch, mounted, hidden_paths, grader_files):
+    sweep()
+    root = Path(scratch, "private-root")
+    root.mkdir(mode=0o755)
+    mount(f"{SOURCE}{os.getpid()}", root, "tmpfs", 0, "mode=0755")
+    atexit.register(libc.umount2, str(root).encode(), MNT_DETACH)
+    build(root, mounted, hidden_paths, grader_files)
+    mount(None, root, None, MS_REMOUNT | MS_RDONLY)
+    return root
+
+
+def enter(root, folders):
+    """In a child about to start a program: a mount namespace of its own in which the copy lies
+    over each of `folders` that it holds, so that the program reads only the copy."""
+    check(libc.unshare(CLONE_NEWNS), "unshare")
+    mount(None, "/", None, MS_REC | MS_PRIVATE)
+    for folder in folders:
+        copied = root / str(folder).lstrip("/")
+        if not Path(folder).is_symlink() and copied.is_dir():  # a link leads into a folder covered here
+            mount(str(copied), folder, None, MS_BIND | MS_REC)
