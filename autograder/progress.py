@@ -17,6 +17,13 @@ TICK = 1.0  # seconds between redraws on a terminal
 LOG_TICK = 60.0  # seconds between "still running" lines in a log
 
 
+def listed(title, rows):
+    """A section of the summary: `title` with its count, then a line per (submission, what to say)."""
+    if not rows:
+        return []
+    return [f"{title} ({len(rows)}):", *(f"  {printable(submission)}: {printable(said)}" for submission, said in rows)]
+
+
 def printable(text):
     """`text` for the terminal: a character that is not printable could move the cursor or
     rewrite what is shown."""
@@ -121,22 +128,14 @@ def summary(run, total, missing, skipped, out):
     for result in run.values():
         counts[result["status"]] = counts.get(result["status"], 0) + 1
     lines.append("statuses: " + ", ".join(f"{status} {count}" for status, count in sorted(counts.items())))
-    others = [(submission, result) for submission, result in run.items() if result["status"] != "graded"]
-    if others:
-        lines.append(f"not graded ({len(others)}):")
-        lines += [f"  {printable(submission)}: {printable(verdict(result))}" for submission, result in others]
-    late = [(submission, result) for submission, result in run.items()
-            if result["extra_data"].get("late", {}).get("seconds_late")]
-    if late:
-        lines.append(f"handed in late ({len(late)}):")
-        lines += [f"  {printable(submission)}: {printable(result['extra_data']['late'].get('said', ''))}"
-                  for submission, result in late]
-    disputed = [(submission, result) for submission, result in run.items()
-                if result["extra_data"].get("late", {}).get("to_check")]
-    if disputed:
-        lines.append(f"hand-in times for a person to check ({len(disputed)}):")
-        lines += [f"  {printable(submission)}: {printable('; '.join(result['extra_data']['late']['to_check']))}"
-                  for submission, result in disputed]
+    lines += listed("not graded", [(submission, verdict(result)) for submission, result in run.items()
+                                   if result["status"] != "graded"])
+    late = {submission: result["extra_data"].get("late", {}) for submission, result in run.items()}
+    lines += listed("handed in late", [(submission, said.get("said", "")) for submission, said in late.items()
+                                       if said.get("seconds_late")])
+    lines += listed("hand-in times for a person to check", [(submission, "; ".join(said["to_check"]))
+                                                            for submission, said in late.items()
+                                                            if said.get("to_check")])
     if missing:
         lines.append(f"missing ({len(missing)}), in the class's records: no submission for a lab others handed in:")
         lines += [f"  {printable(student)}/{lab}" for student, lab in missing]
