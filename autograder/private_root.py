@@ -30,6 +30,10 @@ from autograder.zygote import (CLONE_NEWNS, MNT_DETACH, MS_BIND, MS_PRIVATE, MS_
 
 ELF = b"\x7fELF"
 GRADER = ".grader"  # below the copy: the grader's own files that a worker reads
+# The distributions of a student's install that no graded code imports: the oracle, and the notebook's front-end.
+LEFT_OUT = ("torch", "jupyterlab")
+STDLIB_LEFT_OUT = {"test", "idlelib", "tkinter", "_tkinter", "turtle", "turtledemo", "ensurepip", "lib2to3"}
+PACKAGE_FOLDERS = ("site-packages", "dist-packages")
 
 
 @cache
@@ -42,17 +46,57 @@ def python_folders(mounted):
             and any(Path(entry).is_relative_to(folder) for folder in mounted)]
 
 
+# Run by the worker's Python, isolated: each distribution that the given ones need, transitively
+# (extras apart), but those left out, with its version, folder and files (its RECORD, less the
+# scripts it installed outside that folder). A distribution without a RECORD gets no files: absent
+# whole, never half there.
+CLOSURE = """
+import importlib.metadata as metadata, json, re, sys
+from pathlib import PurePath
+from packaging.requirements import Requirement
+names, modules, left_out = json.loads(sys.argv[1])
+providers = metadata.packages_distributions()
+todo = [*names, *(name for module in modules for name in providers.get(module.split(".")[0], ()))]
+found = {}
+while todo:
+    name = re.sub(r"[-_.]+", "-", todo.pop()).lower()
+    if name in found or name in left_out:
+        continue
+    try:
+        distribution = metadata.distribution(name)
+    except metadata.PackageNotFoundError:
+        continue
+    found[name] = {"version": distribution.version, "location": str(distribution.locate_file("")),
+                   "files": sorted(str(distribution.locate_file(path)) for path in distribution.files or ()
+                                   if ".." not in PurePath(path).parts)}
+    for line in distribution.requires or ():
+        requirement = Requirement(line)
+        if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
+            todo.append(requirement.name)
+print(json.dumps(found))
+"""
+
+
+@cache
+def distributions(names, modules):
+    """The distributions of the worker's Python that a worker graded without PyTorch may use: those
+    named (a student's install), those providing `modules` (what the worker and the labs' code
+    import), and what they need, less LEFT_OUT; name -> version, location and files."""
+    listed = subprocess.run([sys.executable, "-I", "-c", CLOSURE, json.dumps([names, modules, LEFT_OUT])],
+                            capture_output=True, text=True, check=True)
+    return json.loads(listed.stdout)
+
+
 def copy_into(root, paths):
-    """Copy each of `paths` (files, folders, links) to the same absolute path below `root`, one
-    `cp` for the paths of each folder. A folder is copied where its links lead (/lib/x86_64-linux-gnu
-    to usr/lib/x86_64-linux-gnu on a merged /usr), so that the links mirror_links makes find it."""
-    by_folder = {}
-    for path in map(Path, paths):  # one path of each file: /lib/x and /usr/lib/x are one
-        by_folder.setdefault(Path(os.path.realpath(path.parent)), {}).setdefault(path.name, str(path))
-    for folder, found in by_folder.items():
-        target = root / str(folder).lstrip("/")
-        target.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["cp", "-a", "--", *found.values(), str(target)], check=True)
+    """Copy each of `paths` (files, folders, links) to the same absolute path below `root`, with one
+    `cp` for them all. A path is copied where its folder's links lead (/lib/x86_64-linux-gnu to
+    usr/lib/x86_64-linux-gnu on a merged /usr), so that the links mirror_links makes find it."""
+    sources = dict.fromkeys(os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
+                            for path in map(str, paths))
+    # From /, the paths made relative: cp --parents -a looks up each source's folders, to keep
+    # their modes, by its path less the leading slash.
+    subprocess.run(["xargs", "-0", "-r", "cp", "-a", "--parents", "-t", str(root), "--"], cwd="/",
+                   input="\0".join(source.lstrip("/") for source in sources).encode(), check=True)
 
 
 def mirror_links(root):
@@ -88,30 +132,42 @@ def libraries_needed(objects, root):
     return needed
 
 
-def copied_python(root, mounted, hidden_paths):
-    """Copy the Python path's folders less `hidden_paths`, whose places stay as empty folders
-    and files to be mounted over."""
-    hidden = set(hidden_paths)
-    for folder in python_folders(mounted):
-        nested = {str(path) for path in Path(folder).iterdir() if str(path) in hidden or
-                  (path.name == "site-packages" and str(path) not in python_folders(mounted))}
-        copy_into(root, [path for path in Path(folder).iterdir() if str(path) not in nested])
-        for path in nested & hidden:
-            target = root / path.lstrip("/")
-            if Path(path).is_dir():
-                target.mkdir(parents=True)
-            else:
-                target.touch()
+def stdlib_entries(folder):
+    """The entries of a folder of the standard library that graded code can use: not its tests,
+    its GUI (tkinter, turtle, IDLE), the tools that install pip or convert Python 2 code, the
+    static library to build Python with (config-*), nor a site-packages off the path."""
+    return [path for path in Path(folder).iterdir() if path.name.split(".")[0] not in STDLIB_LEFT_OUT
+            and not path.name.startswith("config-") and path.name not in PACKAGE_FOLDERS]
+
+
+def copied_python(root, mounted, hidden_paths, chosen):
+    """Copy the Python path's folders: of the standard library what stdlib_entries keeps, of the
+    packages' folders the files of the `chosen` distributions (see distributions). The places of
+    `hidden_paths` stay as empty folders and files to be mounted over."""
+    folders = python_folders(mounted)
+    copy_into(root, [path for folder in folders if Path(folder).name not in PACKAGE_FOLDERS
+                     for path in stdlib_entries(folder)])
+    copy_into(root, [path for found in chosen.values() if found["location"] in folders
+                     for path in found["files"] if os.path.lexists(path)])
+    for folder in folders:  # a folder of packages none of which is chosen is still mounted
+        (root / folder.lstrip("/")).mkdir(parents=True, exist_ok=True)
+    for path in hidden_paths:
+        target = root / path.lstrip("/")
+        if Path(path).is_dir():
+            target.mkdir(parents=True, exist_ok=True)
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.touch()
     interpreter = [Path(sys.executable)]
     while interpreter[-1].is_symlink():  # a virtualenv's python is a chain of links
         interpreter.append(interpreter[-1].parent / os.readlink(interpreter[-1]))
     copy_into(root, [*interpreter, *Path(sys.prefix).glob("pyvenv.cfg")])
 
 
-def build(root, mounted, hidden_paths, grader_files):
+def build(root, mounted, hidden_paths, grader_files, chosen):
     """Fill the empty folder `root` (a tmpfs) with the copy; `grader_files` go below GRADER."""
     mirror_links(root)
-    copied_python(root, mounted, hidden_paths)
+    copied_python(root, mounted, hidden_paths, chosen)
     objects = shared_objects(root) + [Path(os.path.realpath(sys.executable))]
     copy_into(root, sorted(libraries_needed(objects, root)))
     copy_into(root, ["/etc"])
@@ -120,12 +176,12 @@ def build(root, mounted, hidden_paths, grader_files):
     write_proc_covers(root / GRADER / "proc")
 
 
-def private_root(scratch, mounted, hidden_paths, grader_files):
+def private_root(scratch, mounted, hidden_paths, grader_files, names, modules):
     """The copy for this grading process of what a sandbox shows of the `mounted` folders: a tmpfs
     mounted in `scratch` (see build), read-only, and unmounted when the process exits (before
     `scratch` is removed: atexit runs in reverse). Made once, by the first thread to ask."""
     with _building:
-        return _made(scratch, mounted, hidden_paths, grader_files)
+        return _made(scratch, mounted, hidden_paths, grader_files, names, modules)
 
 
 _building = threading.Lock()
@@ -143,13 +199,13 @@ def sweep():
 
 
 @cache
-def _made(scratch, mounted, hidden_paths, grader_files):
+def _made(scratch, mounted, hidden_paths, grader_files, names, modules):
     sweep()
     root = Path(scratch, "private-root")
     root.mkdir(mode=0o755)
     mount(f"{SOURCE}{os.getpid()}", root, "tmpfs", 0, "mode=0755")
     atexit.register(libc.umount2, str(root).encode(), MNT_DETACH)
-    build(root, mounted, hidden_paths, grader_files)
+    build(root, mounted, hidden_paths, grader_files, distributions(names, modules))
     mount(None, root, None, MS_REMOUNT | MS_RDONLY)
     return root
 
