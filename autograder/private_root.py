@@ -5,26 +5,33 @@ read them, and any later process that reads the same file can tell, by the time 
 takes. So a worker with an oracle (PyTorch, or a re-grade's reference) could leave a message in
 the page cache of a file that a worker graded without it reads later, in this grading run or in
 another one. Workers without PyTorch, and their zygote, therefore see none of the machine's own
-files: the system, the Python installation and the grader's files they need are copied once per
-grading process into a tmpfs, and mounted from there at the same paths. A tmpfs file lives in
+files: the system, the Python installation and the grader's files they need are copied into a
+tmpfs, and mounted from there at the same paths: the system and Python once per machine, in
+/dev/shm (autograder/shared_copy.py), where no worker sees them but through those mounts; the
+grader's few files once per grading process. A tmpfs file lives in
 memory only, so that its pages are always there and the time to read them tells nothing (on a
 machine without swap, as graders run: a page swapped out would take time again). The reference
 worker of a re-grade, which also runs without PyTorch, reads the same copies: they hold no state
 it could set. (The lab's data that a worker reads below its home is its own copy, made for it.)
 
-What is copied: the folders of the Python path but the hidden packages (left as empty places to
-mount autograder/unavailable on), the interpreter, the shared libraries that it and every
+What is copied: of the Python path, the standard library but what no graded code can use, and
+the distributions a student installs (requirements-student.txt), the worker imports and the labs'
+code imports, with all they need, but PyTorch and JupyterLab; the hidden packages' places, empty,
+to mount autograder/unavailable on; the interpreter, the shared libraries that it and every
 extension module load, /etc, and the fixed files that cover /proc's host-wide entries.
 """
 import atexit
+import hashlib
 import json
 import os
 import subprocess
 import sys
 import threading
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from autograder import shared_copy
 from autograder.zygote import (CLONE_NEWNS, MNT_DETACH, MS_BIND, MS_PRIVATE, MS_RDONLY, MS_REC, MS_REMOUNT, check, libc,
                                mount, write_proc_covers)
 
@@ -140,16 +147,20 @@ def stdlib_entries(folder):
             and not path.name.startswith("config-") and path.name not in PACKAGE_FOLDERS]
 
 
-def copied_python(root, mounted, hidden_paths, chosen):
-    """Copy the Python path's folders: of the standard library what stdlib_entries keeps, of the
-    packages' folders the files of the `chosen` distributions (see distributions). The places of
-    `hidden_paths` stay as empty folders and files to be mounted over."""
+def python_paths(mounted, chosen):
+    """What copied_python copies of the Python path's folders: of the standard library what
+    stdlib_entries keeps, of the packages' folders the files of the `chosen` distributions."""
     folders = python_folders(mounted)
-    copy_into(root, [path for folder in folders if Path(folder).name not in PACKAGE_FOLDERS
-                     for path in stdlib_entries(folder)])
-    copy_into(root, [path for found in chosen.values() if found["location"] in folders
-                     for path in found["files"] if os.path.lexists(path)])
-    for folder in folders:  # a folder of packages none of which is chosen is still mounted
+    return [*(path for folder in folders if Path(folder).name not in PACKAGE_FOLDERS for path in stdlib_entries(folder)),
+            *(path for found in chosen.values() if found["location"] in folders
+              for path in found["files"] if os.path.lexists(path))]
+
+
+def copied_python(root, mounted, hidden_paths, chosen):
+    """Copy python_paths; the places of `hidden_paths` stay as empty folders and files to be
+    mounted over."""
+    copy_into(root, python_paths(mounted, chosen))
+    for folder in python_folders(mounted):  # a folder of packages none of which is chosen is still mounted
         (root / folder.lstrip("/")).mkdir(parents=True, exist_ok=True)
     for path in hidden_paths:
         target = root / path.lstrip("/")
@@ -164,22 +175,50 @@ def copied_python(root, mounted, hidden_paths, chosen):
     copy_into(root, [*interpreter, *Path(sys.prefix).glob("pyvenv.cfg")])
 
 
-def build(root, mounted, hidden_paths, grader_files, chosen):
-    """Fill the empty folder `root` (a tmpfs) with the copy; `grader_files` go below GRADER."""
+def build(root, mounted, hidden_paths, chosen):
+    """Fill the empty folder `root` with the copy of the system and Python."""
     mirror_links(root)
     copied_python(root, mounted, hidden_paths, chosen)
     objects = shared_objects(root) + [Path(os.path.realpath(sys.executable))]
     copy_into(root, sorted(libraries_needed(objects, root)))
     copy_into(root, ["/etc"])
-    (root / GRADER).mkdir()
-    subprocess.run(["cp", "-a", "--", *map(str, grader_files), str(root / GRADER)], check=True)
-    write_proc_covers(root / GRADER / "proc")
+
+
+def copied_grader(folder, grader_files):
+    """Fill `folder` with the grader's files that a worker reads, and the covers of its /proc."""
+    folder.mkdir()
+    subprocess.run(["cp", "-a", "--", *map(str, grader_files), str(folder)], check=True)
+    write_proc_covers(folder / "proc")
+
+
+def digest(mounted, hidden_paths, chosen):
+    """A name for what build copies: the Python, the distributions and where they lie, the folders
+    of the standard library, the places left to be mounted over, and what is left out."""
+    described = [sys.version, sys.executable, os.path.realpath(sys.executable), python_folders(mounted),
+                 sorted(hidden_paths), sorted(STDLIB_LEFT_OUT),
+                 sorted((name, found["version"], found["location"]) for name, found in chosen.items())]
+    return hashlib.sha256(json.dumps(described).encode()).hexdigest()[:32]
+
+
+def bytes_below(paths):
+    """The bytes that `paths` (files and folders) take."""
+    listed = subprocess.run(["du", "-scb", "--files0-from=-"], input="\0".join(map(str, paths)).encode(),
+                            capture_output=True, check=True)
+    return int(listed.stdout.splitlines()[-1].split()[0])
+
+
+@dataclass(frozen=True)
+class Copy:
+    system: Path  # the system and Python, at their paths below it
+    grader: Path  # the grader's files, by name, and the covers of /proc below "proc"
 
 
 def private_root(scratch, mounted, hidden_paths, grader_files, names, modules):
-    """The copy for this grading process of what a sandbox shows of the `mounted` folders: a tmpfs
-    mounted in `scratch` (see build), read-only, and unmounted when the process exits (before
-    `scratch` is removed: atexit runs in reverse). Made once, by the first thread to ask."""
+    """The copy of what a sandbox shows of the `mounted` folders (see build): the machine's one in
+    /dev/shm (autograder/shared_copy.py), or where it cannot be, this process's own in a tmpfs
+    mounted in `scratch`; the grader's files always in that tmpfs. Read-only, and unmounted when
+    the process exits (before `scratch` is removed: atexit runs in reverse). Made once, by the
+    first thread to ask."""
     with _building:
         return _made(scratch, mounted, hidden_paths, grader_files, names, modules)
 
@@ -205,17 +244,23 @@ def _made(scratch, mounted, hidden_paths, grader_files, names, modules):
     root.mkdir(mode=0o755)
     mount(f"{SOURCE}{os.getpid()}", root, "tmpfs", 0, "mode=0755")
     atexit.register(libc.umount2, str(root).encode(), MNT_DETACH)
-    build(root, mounted, hidden_paths, grader_files, distributions(names, modules))
+    chosen = distributions(names, modules)
+    system = shared_copy.copy(digest(mounted, hidden_paths, chosen), lambda: bytes_below(python_paths(mounted, chosen)),
+                              lambda folder: build(folder, mounted, hidden_paths, chosen))
+    if system is None:
+        build(root, mounted, hidden_paths, chosen)
+    copied_grader(root / GRADER, grader_files)
     mount(None, root, None, MS_REMOUNT | MS_RDONLY)
-    return root
+    return Copy(system or root, root / GRADER)
 
 
 def enter(root, folders):
-    """In a child about to start a program: a mount namespace of its own in which the copy lies
-    over each of `folders` that it holds, so that the program reads only the copy."""
+    """In a child about to start a program: a mount namespace of its own in which the copy lies,
+    read-only, over each of `folders` that it holds, so that the program reads only the copy."""
     check(libc.unshare(CLONE_NEWNS), "unshare")
     mount(None, "/", None, MS_REC | MS_PRIVATE)
     for folder in folders:
         copied = root / str(folder).lstrip("/")
         if not Path(folder).is_symlink() and copied.is_dir():  # a link leads into a folder covered here
             mount(str(copied), folder, None, MS_BIND | MS_REC)
+            mount(None, folder, None, MS_BIND | MS_REMOUNT | MS_RDONLY)

@@ -34,7 +34,7 @@ from autograder import seccomp
 from autograder.cgroups import ControlGroup, available
 from autograder.errors import GraderError, GradingProblem
 from autograder.worker import MAX_REPLY, REPLY_NESTING
-from autograder.private_root import GRADER, enter, private_root
+from autograder.private_root import enter, private_root
 from autograder.warm import lab_imports
 from autograder.zygote import proc_covered, write_proc_covers
 from course.folder import PACKAGES
@@ -358,26 +358,26 @@ def student_distributions():
 
 class Files:
     """Where a worker's files come from: the machine's own, or for a worker without PyTorch, the
-    private copy (`root`), which holds the grader's files it reads below GRADER."""
+    private copy (`copy`, a private_root.Copy)."""
 
     def __init__(self, hidden):
-        self.root = private_copy() if tuple(hidden) == WITHOUT_PYTORCH else None
+        self.copy = private_copy() if tuple(hidden) == WITHOUT_PYTORCH else None
 
     def system(self, path):
         """The source of the machine's `path`."""
-        return str(path) if self.root is None else str(self.root / str(path).lstrip("/"))
+        return str(path) if self.copy is None else str(self.copy.system / str(path).lstrip("/"))
 
     def grader(self, path):
         """The source of the grader's file `path` (worker.py, a font list...)."""
-        return str(path) if self.root is None else str(self.root / GRADER / Path(path).name)
+        return str(path) if self.copy is None else str(self.copy.grader / Path(path).name)
 
     def proc_covers(self):
-        return proc_covers() if self.root is None else self.root / GRADER / "proc"
+        return proc_covers() if self.copy is None else self.copy.grader / "proc"
 
     def enter(self):
         """In a zygote about to start: see only these files (nothing to do for the machine's own)."""
-        if self.root is not None:
-            enter(self.root, mounted_folders())
+        if self.copy is not None:
+            enter(self.copy.system, mounted_folders())
 
 
 def bwrap_command(folder, python_args, hidden=(), disk_bytes=Limits.disk_bytes, seccomp_fd=None):
