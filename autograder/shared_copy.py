@@ -1,15 +1,15 @@
 """One private copy per machine (autograder/private_root.py) instead of one per grading process.
 
-A copy lies in /dev/shm, a tmpfs, in a folder only root may enter (COPIES), named by a digest of
-what it holds: every grading process that would make the same copy uses the first one made. It
-is made under a temporary name and then renamed, so that no process ever sees half of one; of
-two processes that make it at once, the second to rename uses the first one's and drops its own.
-Each grading process holds a shared lock on the copy's lock file (<digest>.lock beside it) for as
-long as it runs; a process removes a copy only with the exclusive lock, so that no copy a running
-grader reads goes away. At most KEPT copies stay: the oldest are removed by the next process that
-makes one. Where /dev/shm is missing, not a tmpfs, or short of room, `copy` says so (None) and
-the grading process makes its own copy, as before. The digest names the Python and its
-distributions, not the system's libraries or /etc: after an upgrade of those, remove COPIES.
+A copy lies in /dev/shm, a tmpfs, in a folder only root may enter (autograder-copies), named by
+a digest of what it holds: every grading process that would make the same copy uses the first
+one made. It is made under a temporary name and then renamed, so that no process ever sees half
+of one; of two processes that make it at once, the second to rename uses the first one's and
+drops its own. Each grading process holds a shared lock on the copy's lock file (<digest>.lock
+beside it) for as long as it runs; a copy is removed only under the exclusive lock, so that no
+copy a running grader reads goes away. At most KEPT copies stay, but those in use: each grading
+process removes the oldest. Where /dev/shm is missing, not a tmpfs, or short of room, `copy` says
+so (None) and the grading process makes its own copy, as before. The digest names the Python and
+its distributions, not the system's libraries or /etc: after an upgrade of those, remove the folder.
 """
 import fcntl
 import os
