@@ -54,14 +54,14 @@ def python_folders(mounted):
 
 
 # Run by the worker's Python, isolated: each distribution that the given ones need, transitively
-# (extras apart), but those left out, with its version, folder and files (its RECORD, less the
-# scripts it installed outside that folder). A distribution without a RECORD gets no files: absent
-# whole, never half there.
+# (extras apart), but those left out, with its version, folder and, if asked (listing them costs
+# most of the time), files: its RECORD, less the scripts it installed outside that folder. A
+# distribution without a RECORD gets no files: absent whole, never half there.
 CLOSURE = """
 import importlib.metadata as metadata, json, re, sys
 from pathlib import PurePath
 from packaging.requirements import Requirement
-names, modules, left_out = json.loads(sys.argv[1])
+names, modules, left_out, with_files = json.loads(sys.argv[1])
 providers = metadata.packages_distributions()
 todo = [*names, *(name for module in modules for name in providers.get(module.split(".")[0], ()))]
 found = {}
@@ -73,9 +73,10 @@ while todo:
         distribution = metadata.distribution(name)
     except metadata.PackageNotFoundError:
         continue
-    found[name] = {"version": distribution.version, "location": str(distribution.locate_file("")),
-                   "files": sorted(str(distribution.locate_file(path)) for path in distribution.files or ()
-                                   if ".." not in PurePath(path).parts)}
+    found[name] = {"version": distribution.version, "location": str(distribution.locate_file(""))}
+    if with_files:
+        found[name]["files"] = sorted(str(distribution.locate_file(path)) for path in distribution.files or ()
+                                      if ".." not in PurePath(path).parts)
     for line in distribution.requires or ():
         requirement = Requirement(line)
         if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
@@ -85,11 +86,11 @@ print(json.dumps(found))
 
 
 @cache
-def distributions(names, modules):
+def distributions(names, modules, with_files):
     """The distributions of the worker's Python that a worker graded without PyTorch may use: those
     named (a student's install), those providing `modules` (what the worker and the labs' code
-    import), and what they need, less LEFT_OUT; name -> version, location and files."""
-    listed = subprocess.run([sys.executable, "-I", "-c", CLOSURE, json.dumps([names, modules, LEFT_OUT])],
+    import), and what they need, less LEFT_OUT; name -> version, location and, `with_files`, files."""
+    listed = subprocess.run([sys.executable, "-I", "-c", CLOSURE, json.dumps([names, modules, LEFT_OUT, with_files])],
                             capture_output=True, text=True, check=True)
     return json.loads(listed.stdout)
 
@@ -244,11 +245,14 @@ def _made(scratch, mounted, hidden_paths, grader_files, names, modules):
     root.mkdir(mode=0o755)
     mount(f"{SOURCE}{os.getpid()}", root, "tmpfs", 0, "mode=0755")
     atexit.register(libc.umount2, str(root).encode(), MNT_DETACH)
-    chosen = distributions(names, modules)
-    system = shared_copy.copy(digest(mounted, hidden_paths, chosen), lambda: bytes_below(python_paths(mounted, chosen)),
-                              lambda folder: build(folder, mounted, hidden_paths, chosen))
+    def chosen():  # the files are listed only where a copy is made
+        return distributions(names, modules, True)
+
+    system = shared_copy.copy(digest(mounted, hidden_paths, distributions(names, modules, False)),
+                              lambda: bytes_below(python_paths(mounted, chosen())),
+                              lambda folder: build(folder, mounted, hidden_paths, chosen()))
     if system is None:
-        build(root, mounted, hidden_paths, chosen)
+        build(root, mounted, hidden_paths, chosen())
     copied_grader(root / GRADER, grader_files)
     mount(None, root, None, MS_REMOUNT | MS_RDONLY)
     return Copy(system or root, root / GRADER)
