@@ -528,3 +528,28 @@ def test_a_grader_makes_its_own_copy_where_dev_shm_is_too_small(tmp_path, monkey
         assert shared_copy.copy("key", lambda: 1 << 20, pytest.fail) is None
     finally:
         subprocess.run(["umount", "--lazy", str(tmp_path)], check=True)  # the lock it holds keeps it busy
+
+
+# Grades as a process that cannot use /dev/shm: what a worker without PyTorch reads, and from where.
+ITS_OWN_COPY = f"""
+import sys
+from pathlib import Path
+from autograder import shared_copy
+shared_copy.SHARED = Path(sys.argv[1])  # not a tmpfs
+from autograder.sandbox import WITHOUT_PYTORCH, Limits, Worker, private_copy
+worker = Worker(Path(sys.argv[2]), Limits(), True, None, WITHOUT_PYTORCH)
+assert "ok" in worker.ask({{"op": "run", "source": {MOUNTS!r}}}, 60)
+print(worker.ask({{"op": "probe", "source": "def probe():\\n    return str(file_systems())\\n", "args": {{}}}}, 60)["value"]["value"])
+print(private_copy().system)
+worker.close()
+"""
+
+
+def test_without_dev_shm_a_grading_process_makes_its_own_copy_in_memory(tmp_path):
+    (tmp_path / "shm").mkdir()
+    (tmp_path / "work").mkdir()
+    ran = subprocess.run([sys.executable, "-c", ITS_OWN_COPY, str(tmp_path / "shm"), str(tmp_path / "work")],
+                         capture_output=True, text=True, check=True)
+    found, system = ran.stdout.splitlines()
+    assert set(eval(found)) <= IN_MEMORY, found
+    assert Path(system).name == "private-root" and not (tmp_path / "shm" / shared_copy.FOLDER).exists()
