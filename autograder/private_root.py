@@ -23,7 +23,9 @@ extension module load, /etc, and the fixed files that cover /proc's host-wide en
 import atexit
 import hashlib
 import json
+import mmap
 import os
+import struct
 import subprocess
 import sys
 import threading
@@ -36,6 +38,7 @@ from autograder.zygote import (CLONE_NEWNS, MNT_DETACH, MS_BIND, MS_PRIVATE, MS_
                                mount, write_proc_covers)
 
 ELF = b"\x7fELF"
+SHT_DYNAMIC, DT_NEEDED, DT_RPATH, DT_RUNPATH = 6, 1, 15, 29
 GRADER = ".grader"  # below the copy: the grader's own files that a worker reads
 # The distributions of a student's install that no graded code imports: the oracle, and the notebook's front-end.
 LEFT_OUT = ("torch", "jupyterlab")
@@ -126,12 +129,52 @@ def shared_objects(folder):
     return found
 
 
+def dynamic_entries(path):
+    """The libraries that the ELF file `path` needs (DT_NEEDED) and the folders it names to look
+    for them in (RPATH, RUNPATH); None where it is no 64-bit little-endian ELF file with a dynamic
+    section, which only `ldd` can then tell about."""
+    with open(path, "rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        if data[:4] != ELF or data[4:6] != b"\x02\x01":
+            return None
+        (start,), (size, count) = struct.unpack_from("<Q", data, 0x28), struct.unpack_from("<HH", data, 0x3A)
+        sections = [struct.unpack_from("<IIQQQQIIQQ", data, start + index * size) for index in range(count)]
+        for _, kind, _, _, offset, length, link, *_ in sections:
+            if kind == SHT_DYNAMIC:
+                strings = sections[link][4]
+                entries = [struct.unpack_from("<qQ", data, at) for at in range(offset, offset + length, 16)]
+                named = [(tag, data[strings + at:data.find(b"\0", strings + at)].decode(errors="surrogateescape"))
+                         for tag, at in entries if tag in (DT_NEEDED, DT_RPATH, DT_RUNPATH)]
+                return [name for tag, name in named if tag == DT_NEEDED], [name for tag, name in named if tag != DT_NEEDED]
+    return None
+
+
+def traced_objects(objects, root):
+    """Of `objects`, those whose libraries `ldd` must find: each one that needs a library found
+    neither in `root` through its own RPATH or RUNPATH, nor through an object traced before it
+    (libraries outside those folders are looked up alike for every object: ld.so.cache)."""
+    traced, covered = [], set()
+    for path in objects:
+        found = dynamic_entries(path)
+        if found is None:
+            traced.append(path)
+            continue
+        needed, listed = found
+        folders = [Path(os.path.normpath(folder.replace("${ORIGIN}", "$ORIGIN").replace("$ORIGIN", str(path.parent))))
+                   for entry in listed for folder in entry.split(":") if folder]
+        outside = {name for name in needed if not any((folder / name).exists() for folder in folders)}
+        if not outside <= covered or not all(folder.is_relative_to(root) for folder in folders):
+            traced.append(path)
+            covered |= outside
+    return traced
+
+
 def libraries_needed(objects, root):
     """The shared libraries that `objects` load from outside `root`, each with the link that names
-    it: what `ldd` says."""
+    it: what `ldd` says of traced_objects."""
+    traced = traced_objects(objects, root)
     needed = set()
-    for start in range(0, len(objects), 200):
-        listed = subprocess.run(["ldd", *map(str, objects[start:start + 200])], capture_output=True, text=True)
+    for start in range(0, len(traced), 200):
+        listed = subprocess.run(["ldd", *map(str, traced[start:start + 200])], capture_output=True, text=True)
         for line in listed.stdout.splitlines():
             words = line.split()  # "name => /path (address)", or "/path (address)" for the loader
             path = words[2] if len(words) > 2 and words[1] == "=>" else words[0] if words else ""

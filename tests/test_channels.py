@@ -553,3 +553,15 @@ def test_without_dev_shm_a_grading_process_makes_its_own_copy_in_memory(tmp_path
     found, system = ran.stdout.splitlines()
     assert set(eval(found)) <= IN_MEMORY, found
     assert Path(system).name == "private-root" and not (tmp_path / "shm" / shared_copy.FOLDER).exists()
+
+
+def test_the_libraries_the_copy_takes_are_those_ldd_finds():
+    """The copy runs `ldd` on one object per library it needs from outside (private_root.traced_objects):
+    for an extension module, what that finds is what `ldd` finds of it."""
+    import _ssl
+    module = Path(_ssl.__file__)
+    needed, _ = private_root.dynamic_entries(module)
+    listed = subprocess.run(["ldd", str(module)], capture_output=True, text=True, check=True).stdout
+    assert needed and all(name in listed for name in needed), (needed, listed)
+    paths = {words[2] for words in map(str.split, listed.splitlines()) if len(words) > 2 and words[1] == "=>"}
+    assert paths <= private_root.libraries_needed([module], Path("/nowhere"))
