@@ -96,21 +96,17 @@ def prune(kept):
 
 
 def removed(folder):
-    """Remove the copy `folder` and its lock file, if no process holds its lock."""
+    """Remove the copy `folder` and its lock file, if no process holds its lock (and no other
+    process removed it first)."""
     lock = folder.with_name(f"{folder.name}.lock")
-    try:
-        fd = os.open(lock, os.O_RDWR | os.O_CLOEXEC)
-    except FileNotFoundError:  # made by a process killed before it locked it
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        return
-    try:
         away = folder.with_name(f"{REMOVING}{os.getpid()}-{folder.name}")
         os.rename(folder, away)
         os.unlink(lock)
+    except (BlockingIOError, FileNotFoundError):
+        return
     finally:
         os.close(fd)
     shutil.rmtree(away, ignore_errors=True)
