@@ -144,7 +144,8 @@ def dynamic_entries(path):
                 entries = [struct.unpack_from("<qQ", data, at) for at in range(offset, offset + length, 16)]
                 named = [(tag, data[strings + at:data.find(b"\0", strings + at)].decode(errors="surrogateescape"))
                          for tag, at in entries if tag in (DT_NEEDED, DT_RPATH, DT_RUNPATH)]
-                return [name for tag, name in named if tag == DT_NEEDED], [name for tag, name in named if tag != DT_NEEDED]
+                return ([name for tag, name in named if tag == DT_NEEDED],
+                        [name for tag, name in named if tag != DT_NEEDED])
     return None
 
 
@@ -195,7 +196,8 @@ def python_paths(mounted, chosen):
     """What copied_python copies of the Python path's folders: of the standard library what
     stdlib_entries keeps, of the packages' folders the files of the `chosen` distributions."""
     folders = python_folders(mounted)
-    return [*(path for folder in folders if Path(folder).name not in PACKAGE_FOLDERS for path in stdlib_entries(folder)),
+    return [*(path for folder in folders if Path(folder).name not in PACKAGE_FOLDERS
+              for path in stdlib_entries(folder)),
             *(path for found in chosen.values() if found["location"] in folders
               for path in found["files"] if os.path.lexists(path))]
 

@@ -539,7 +539,8 @@ shared_copy.SHARED = Path(sys.argv[1])  # not a tmpfs
 from autograder.sandbox import WITHOUT_PYTORCH, Limits, Worker, private_copy
 worker = Worker(Path(sys.argv[2]), Limits(), True, None, WITHOUT_PYTORCH)
 assert "ok" in worker.ask({{"op": "run", "source": {MOUNTS!r}}}, 60)
-print(worker.ask({{"op": "probe", "source": "def probe():\\n    return str(file_systems())\\n", "args": {{}}}}, 60)["value"]["value"])
+reply = worker.ask({{"op": "probe", "source": "def probe():\\n    return str(file_systems())\\n", "args": {{}}}}, 60)
+print(reply["value"]["value"])
 print(private_copy().system)
 worker.close()
 """
