@@ -11,6 +11,7 @@ import enum
 import json
 import multiprocessing.util
 import os
+import re
 import resource
 import secrets
 import select
@@ -33,8 +34,10 @@ from autograder import seccomp
 from autograder.cgroups import ControlGroup, available
 from autograder.errors import GraderError, GradingProblem
 from autograder.worker import MAX_REPLY, REPLY_NESTING
-from autograder.private_root import GRADER, enter, private_root
+from autograder.private_root import enter, private_root
+from autograder.warm import lab_imports
 from autograder.zygote import proc_covered, write_proc_covers
+from course.folder import PACKAGES
 
 WORKER = Path(__file__).resolve().with_name("worker.py")
 ZYGOTE = Path(__file__).resolve().with_name("zygote.py")
@@ -67,6 +70,7 @@ POLL_SECONDS = 0.2
 PASSED_THROUGH = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 # The top-level packages of the torch distribution: what a worker graded without PyTorch lacks.
 WITHOUT_PYTORCH = ("functorch", "torch", "torchgen")
+STUDENT_REQUIREMENTS = PACKAGES / "requirements-student.txt"
 
 
 class WorkerFailure(GradingProblem):
@@ -346,38 +350,51 @@ def mounted_folders():
 
 @cache
 def private_copy():
-    """This process's copy of what workers without PyTorch read (autograder/private_root.py);
-    None where this process is not root and cannot mount it (then every run says so)."""
+    """This process's copy of what workers without PyTorch read (autograder/private_root.py): what
+    a student installs and the labs import; None where this process is not root and cannot mount
+    it (then every run says so)."""
     if os.geteuid() != 0:
         print("autograder: not root, so workers graded without PyTorch read the machine's own files, whose "
               "page cache a worker with PyTorch can leave a message in", file=sys.stderr)
         return None
     return private_root(process_scratch(), mounted_folders(), (*hidden_paths(WITHOUT_PYTORCH), *grader_paths()),
-                        (WORKER, UNAVAILABLE, *font_lists()))
+                        (WORKER, UNAVAILABLE, *font_lists()), student_distributions(), tuple(lab_imports()))
+
+
+@cache
+def student_distributions():
+    """The distributions a student installs (requirements-student.txt, in a checkout of the grader).
+    Empty where the grader is installed without it (Gradescope): then what the labs' code and the
+    worker import, and what that needs, is all a worker without PyTorch gets."""
+    try:
+        lines = STUDENT_REQUIREMENTS.read_text().splitlines()
+    except FileNotFoundError:
+        return ()
+    return tuple(re.match(r"[A-Za-z0-9._-]+", line)[0] for line in lines if line.strip() and not line.startswith("#"))
 
 
 class Files:
     """Where a worker's files come from: the machine's own, or for a worker without PyTorch, the
-    private copy (`root`), which holds the grader's files it reads below GRADER."""
+    private copy (`copy`, a private_root.Copy)."""
 
     def __init__(self, hidden):
-        self.root = private_copy() if tuple(hidden) == WITHOUT_PYTORCH else None
+        self.copy = private_copy() if tuple(hidden) == WITHOUT_PYTORCH else None
 
     def system(self, path):
         """The source of the machine's `path`."""
-        return str(path) if self.root is None else str(self.root / str(path).lstrip("/"))
+        return str(path) if self.copy is None else str(self.copy.system / str(path).lstrip("/"))
 
     def grader(self, path):
         """The source of the grader's file `path` (worker.py, a font list...)."""
-        return str(path) if self.root is None else str(self.root / GRADER / Path(path).name)
+        return str(path) if self.copy is None else str(self.copy.grader / Path(path).name)
 
     def proc_covers(self):
-        return proc_covers() if self.root is None else self.root / GRADER / "proc"
+        return proc_covers() if self.copy is None else self.copy.grader / "proc"
 
     def enter(self):
         """In a zygote about to start: see only these files (nothing to do for the machine's own)."""
-        if self.root is not None:
-            enter(self.root, mounted_folders())
+        if self.copy is not None:
+            enter(self.copy.system, mounted_folders())
 
 
 def bwrap_command(folder, python_args, hidden=(), disk_bytes=Limits.disk_bytes, seccomp_fd=None):

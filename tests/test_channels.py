@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import private_root
+from autograder import private_root, shared_copy
 from autograder.sandbox import WITHOUT_PYTORCH, Forked, Limits, Pool, Worker
 from autograder.warm import lab_imports
 from autograder.zygote import mount
@@ -450,3 +450,119 @@ def test_the_same_channels_carry_data_between_plain_processes(tmp_path):
         assert seen["inotify"] == "allowed"
     finally:
         writer.communicate("")
+
+
+# What a worker sees of /dev/shm, where the machine's copy lies (autograder/shared_copy.py).
+SHM = f"""
+import os
+def shm_seen():
+    return {{"/dev/shm": sorted(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else [],
+            "the copies' folder": os.path.exists({str(shared_copy.copies())!r}),
+            "mounted from it": [fields[4] for fields in map(str.split, open("/proc/self/mountinfo"))
+                                if {shared_copy.FOLDER!r} in fields[3]]}}
+"""
+
+
+@pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
+@pytest.mark.parametrize("hidden", [(), WITHOUT_PYTORCH], ids=["with-pytorch", "without-pytorch"])
+def test_no_worker_sees_dev_shm_and_only_one_without_pytorch_reads_the_copy(tmp_path, pool, warm, hidden):
+    """/dev/shm, which holds the machine's copy, is not a worker's: a worker with PyTorch cannot
+    reach the copy at all, one without it only through the mounts at the system's paths."""
+    seen = probe_one(tmp_path, pool if warm else None, hidden, SHM, "shm_seen")
+    assert seen["/dev/shm"] == [] and not seen["the copies' folder"], seen
+    assert bool(seen["mounted from it"]) == (hidden == WITHOUT_PYTORCH), seen
+
+
+def test_grading_processes_share_one_copy_that_only_root_may_enter():
+    """Made by the first, reused by the second: the copy costs its time and memory once per machine."""
+    show = "from autograder.sandbox import private_copy\nprint(private_copy().system)"
+    found = {subprocess.run([sys.executable, "-c", show], capture_output=True, text=True, check=True).stdout
+             for _ in range(2)}
+    assert len(found) == 1 and Path(found.pop().strip()).parent == shared_copy.copies()
+    assert shared_copy.in_memory(shared_copy.SHARED) and shared_copy.copies().stat().st_mode & 0o777 == 0o700
+
+
+def test_a_copy_in_use_is_kept_and_the_oldest_unused_ones_go(tmp_path, monkeypatch):
+    monkeypatch.setattr(shared_copy, "SHARED", tmp_path)
+    shared_copy.copies().mkdir()
+    names = ("used", "oldest", "older", "newer", "ours")
+    for age, name in enumerate(names):
+        (shared_copy.copies() / name).mkdir()
+        os.utime(shared_copy.copies() / name, (age, age))
+    ended = subprocess.Popen(["true"])
+    ended.wait()
+    left = [shared_copy.copies() / f"{shared_copy.BUILDING}{pid}-x" for pid in (ended.pid, os.getpid())]
+    for folder in left:
+        folder.mkdir()
+    shared_copy.held(shared_copy.copies() / "used.lock")  # as a running grader holds it
+    shared_copy.prune("ours")
+    assert sorted(path.name for path in shared_copy.copies().iterdir() if path.is_dir()) == \
+        sorted(["used", "newer", "ours", left[1].name])
+
+
+def test_a_maker_that_loses_the_race_uses_the_winners_copy(tmp_path, monkeypatch):
+    monkeypatch.setattr(shared_copy, "SHARED", tmp_path)
+    mount("tmpfs", tmp_path, "tmpfs", 0, "size=1m")
+    try:
+        def make(folder):
+            (folder / "mine").touch()
+            (shared_copy.copies() / "key").mkdir()  # another process renamed its copy first
+            (shared_copy.copies() / "key" / "theirs").touch()
+
+        made = shared_copy.copy("key", lambda: 0, make)
+        assert [path.name for path in made.iterdir()] == ["theirs"]
+        assert not [path for path in shared_copy.copies().iterdir() if path.name.startswith(".")]
+    finally:
+        subprocess.run(["umount", "--lazy", str(tmp_path)], check=True)  # the lock it holds keeps it busy
+
+
+def test_a_grader_makes_its_own_copy_where_dev_shm_is_not_in_memory(tmp_path, monkeypatch):
+    monkeypatch.setattr(shared_copy, "SHARED", tmp_path)
+    assert shared_copy.copy("key", lambda: 0, pytest.fail) is None
+
+
+def test_a_grader_makes_its_own_copy_where_dev_shm_is_too_small(tmp_path, monkeypatch):
+    monkeypatch.setattr(shared_copy, "SHARED", tmp_path)
+    mount("tmpfs", tmp_path, "tmpfs", 0, "size=1m")
+    try:
+        assert shared_copy.copy("key", lambda: 1 << 20, pytest.fail) is None
+    finally:
+        subprocess.run(["umount", "--lazy", str(tmp_path)], check=True)  # the lock it holds keeps it busy
+
+
+# Grades as a process that cannot use /dev/shm: what a worker without PyTorch reads, and from where.
+ITS_OWN_COPY = f"""
+import sys
+from pathlib import Path
+from autograder import shared_copy
+shared_copy.SHARED = Path(sys.argv[1])  # not a tmpfs
+from autograder.sandbox import WITHOUT_PYTORCH, Limits, Worker, private_copy
+worker = Worker(Path(sys.argv[2]), Limits(), True, None, WITHOUT_PYTORCH)
+assert "ok" in worker.ask({{"op": "run", "source": {MOUNTS!r}}}, 60)
+reply = worker.ask({{"op": "probe", "source": "def probe():\\n    return str(file_systems())\\n", "args": {{}}}}, 60)
+print(reply["value"]["value"])
+print(private_copy().system)
+worker.close()
+"""
+
+
+def test_without_dev_shm_a_grading_process_makes_its_own_copy_in_memory(tmp_path):
+    (tmp_path / "shm").mkdir()
+    (tmp_path / "work").mkdir()
+    ran = subprocess.run([sys.executable, "-c", ITS_OWN_COPY, str(tmp_path / "shm"), str(tmp_path / "work")],
+                         capture_output=True, text=True, check=True)
+    found, system = ran.stdout.splitlines()
+    assert set(eval(found)) <= IN_MEMORY, found
+    assert Path(system).name == "private-root" and not (tmp_path / "shm" / shared_copy.FOLDER).exists()
+
+
+def test_the_libraries_the_copy_takes_are_those_ldd_finds():
+    """The copy runs `ldd` on one object per library it needs from outside (private_root.traced_objects):
+    for an extension module, what that finds is what `ldd` finds of it."""
+    import _ssl
+    module = Path(_ssl.__file__)
+    needed, _ = private_root.dynamic_entries(module)
+    listed = subprocess.run(["ldd", str(module)], capture_output=True, text=True, check=True).stdout
+    assert needed and all(name in listed for name in needed), (needed, listed)
+    paths = {words[2] for words in map(str.split, listed.splitlines()) if len(words) > 2 and words[1] == "=>"}
+    assert paths <= private_root.libraries_needed([module], Path("/nowhere"))

@@ -101,3 +101,43 @@ def test_cells_run_statement_by_statement_around_a_missing_pytorch(tmp_path, poo
     assert decode(kept["value"]) == 42
     assert later["error"] == "NameError" and later["unavailable"], "T was bound from PyTorch"
     assert typo["error"] == "NameError" and "unavailable" not in typo, "a plain typo is not PyTorch's absence"
+
+
+# Runs in a worker: what each import gave, and what is left of the module's folder.
+LEFT_OUT = '''
+def probe():
+    import importlib, importlib.util
+    seen = {}
+    for name in ("jupyterlab", "tkinter", "lib2to3", "test.support", "pandas", "sklearn.model_selection", "graphviz"):
+        try:
+            importlib.import_module(name)
+            seen[name] = "imported"
+        except BaseException as error:
+            seen[name] = type(error).__name__
+    return seen
+'''
+
+
+@pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
+def test_what_no_graded_code_imports_is_absent_whole_and_what_it_does_is_there(tmp_path, pool, warm):
+    """The notebook's front-end and the standard library's tests and GUI are not in the copy that
+    a worker without PyTorch reads (autograder/private_root.py): none is half there."""
+    worker = Worker(tmp_path, Limits(), True, pool if warm else None, WITHOUT_PYTORCH)
+    try:
+        reply = worker.ask({"op": "probe", "source": LEFT_OUT, "args": {}}, 120)
+    finally:
+        worker.close()
+    seen = decode(reply["value"])
+    assert {name: seen.pop(name) for name in ("pandas", "sklearn.model_selection", "graphviz")} == \
+        dict.fromkeys(("pandas", "sklearn.model_selection", "graphviz"), "imported")
+    assert set(seen.values()) == {"ModuleNotFoundError"}, seen
+
+
+def test_a_worker_with_pytorch_imports_what_the_copy_leaves_out(tmp_path):
+    """The control: the machine's own files hold them all."""
+    worker = Worker(tmp_path, Limits(), True, None, ())
+    try:
+        reply = worker.ask({"op": "probe", "source": LEFT_OUT, "args": {}}, 120)
+    finally:
+        worker.close()
+    assert set(decode(reply["value"]).values()) == {"imported"}
