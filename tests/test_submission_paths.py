@@ -10,6 +10,7 @@ import stat
 import subprocess
 import threading
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 import nbformat
@@ -555,6 +556,8 @@ def test_two_colluding_students_take_over_no_record_in_any_table(tmp_path):
     autograded/ or canvas.csv. One batch grades the whole class."""
     root, victim, mine = colluding(tmp_path)
     (victim.parent / "timestamp.txt").write_text("2026-12-01 10:00:00.000000 UTC")
+    written = datetime(2026, 12, 1, 9, 59, tzinfo=timezone.utc).timestamp()  # as nbgrader's submit leaves it
+    os.utime(victim, (written, written))
     out = tmp_path / "out"
     run = subprocess.run(grade_command(root, "--out", out, "--jobs", "2"), cwd=ROOT, capture_output=True, text=True,
                          timeout=1800)
