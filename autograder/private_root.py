@@ -192,12 +192,21 @@ def stdlib_entries(folder):
             and not path.name.startswith("config-") and path.name not in PACKAGE_FOLDERS]
 
 
+def path_configurations(mounted):
+    """The .pth files of the packages' folders on the Python path, which belong to no distribution
+    but may add folders to the path (a virtualenv that reads another's packages)."""
+    return sorted(path for folder in python_folders(mounted) if Path(folder).name in PACKAGE_FOLDERS
+                  for path in Path(folder).glob("*.pth"))
+
+
 def python_paths(mounted, chosen):
     """What copied_python copies of the Python path's folders: of the standard library what
-    stdlib_entries keeps, of the packages' folders the files of the `chosen` distributions."""
+    stdlib_entries keeps, of the packages' folders their .pth files and the files of the `chosen`
+    distributions."""
     folders = python_folders(mounted)
     return [*(path for folder in folders if Path(folder).name not in PACKAGE_FOLDERS
               for path in stdlib_entries(folder)),
+            *path_configurations(mounted),
             *(path for found in chosen.values() if found["location"] in folders
               for path in found["files"] if os.path.lexists(path))]
 
@@ -239,8 +248,10 @@ def copied_grader(folder, grader_files):
 
 def digest(mounted, hidden_paths, chosen):
     """A name for what build copies: the Python, the distributions and where they lie, the folders
-    of the standard library, the places left to be mounted over, and what is left out."""
+    of the standard library and the packages' path files, the places left to be mounted over, and
+    what is left out."""
     described = [sys.version, sys.executable, os.path.realpath(sys.executable), python_folders(mounted),
+                 [(str(path), path.read_text(errors="replace")) for path in path_configurations(mounted)],
                  sorted(hidden_paths), sorted(STDLIB_LEFT_OUT),
                  sorted((name, found["version"], found["location"]) for name, found in chosen.items())]
     return hashlib.sha256(json.dumps(described).encode()).hexdigest()[:32]
