@@ -152,12 +152,22 @@ def process_scratch():
     return folder
 
 
+# Waits for the end of its standard input, then unmounts what is mounted below the folder $0 (a
+# private copy's tmpfs: autograder/private_root.py), the deepest first, and removes the folder.
+REAPER = """cat >/dev/null
+awk -v below="$0/" 'index($5, below) == 1 {print $5}' /proc/self/mountinfo | sort -r |
+    while read -r point; do umount -l "$point"; done
+exec rm -rf -- "$0"
+"""
+
+
 def removed_when_gone(folder):
     """Have `folder` removed once this process has ended, even by a signal no handler sees (a Dask
     nanny's worker dies of the SIGTERM sent to its group; SIGKILL): a small process of its own
-    session waits for the end of a pipe that only this process holds, then removes it."""
+    session waits for the end of a pipe that only this process holds, then removes it, with
+    whatever this process mounted in it."""
     read, write = os.pipe()  # not inherited: no worker or zygote this process starts holds `write`
-    subprocess.Popen(["sh", "-c", 'cat >/dev/null; exec rm -rf -- "$0"', folder], stdin=read,
+    subprocess.Popen(["sh", "-c", REAPER, folder], stdin=read,
                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     os.close(read)
     _held_until_exit.append(write)
