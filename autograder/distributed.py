@@ -16,6 +16,7 @@ is `pickle.loads` applied to bytes (see `Call`), and only the worker, running th
 those bytes, which is what imports the grader and grades.
 """
 import asyncio
+import os
 import pickle
 import signal
 import sys
@@ -72,6 +73,7 @@ def node_options(settings):
     long as the worker process: it ends by itself when its control socket closes."""
     with _node_lock:
         if settings not in _node_options:
+            tempfile.tempdir = node_scratch()
             try:
                 use_course()  # the worker's current folder, or $AUTOGRADER_COURSE, as for the command
                 sandboxed = choose_sandbox(settings.sandbox)
@@ -97,9 +99,12 @@ def watch(worker, key, stopper, done):
 
 @cache
 def node_scratch():
-    """Where this Dask worker's tasks write their notebooks: a folder removed when the worker's
-    process ends, however it ends (killed mid-task included)."""
-    return process_scratch()
+    """Where this Dask worker's gradings make their folders (tempfile's, set by node_options): a
+    folder removed when the worker's process ends, however it ends (killed mid-task included). Its
+    own mode lets the user nobody reach the folders made for it inside, never list them."""
+    folder = process_scratch()
+    os.chmod(folder, 0o711)
+    return folder
 
 
 def grade_task(filename, data, settings, seed, expected_lab=None):
@@ -108,14 +113,15 @@ def grade_task(filename, data, settings, seed, expected_lab=None):
     any lab)."""
     from distributed import get_worker
 
+    options = replace(node_options(settings), seed=seed)  # first: it sets where the folders below go
     worker, stopper, done = get_worker(), Stopper(), threading.Event()
     watcher = threading.Thread(target=watch, args=(worker, worker.get_current_task(), stopper, done), daemon=True)
     watcher.start()
-    with tempfile.TemporaryDirectory(prefix="submission-", dir=node_scratch()) as folder, stopping(stopper):
+    with tempfile.TemporaryDirectory(prefix="submission-") as folder, stopping(stopper):
         path = Path(folder) / filename
         path.write_bytes(data)
         try:
-            result, answers = safe_grade(path, replace(node_options(settings), seed=seed), expected_lab)
+            result, answers = safe_grade(path, options, expected_lab)
         finally:
             done.set()
     versions = {"grader": grader_version(), "lab": lab_version(result["extra_data"]["lab"]),
