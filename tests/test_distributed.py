@@ -83,7 +83,7 @@ def test_a_stock_scheduler_and_installed_workers_grade_the_class_as_jobs_2(clust
     # Stopped as an operator stops them (SIGTERM to the group, or Ctrl-C's SIGINT), the workers
     # leave none of their grading's folders: the process's own, its zygotes', its notebooks'.
     for worker, temporary, how in zip(cluster.workers, cluster.temporary, (signal.SIGTERM, signal.SIGINT)):
-        assert sorted(path.name for path in temporary.iterdir() if path.name.startswith("zygote-")), temporary
+        assert list(temporary.glob("grader-*/zygote-*")), temporary  # the node's folder, its zygotes' inside
         os.killpg(worker.pid, how)
         worker.wait(timeout=120)
         assert left_behind(temporary) == [], (how, temporary)
