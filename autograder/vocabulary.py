@@ -31,6 +31,9 @@ class Case:
     # the moment it is made. A case with observations has its judge called as
     # judge(answer, observations); a reply with another count fails the case as tampered.
     observations: int = 0
+    # The contract boundaries the case holds (autograder/contracts.py `drawn` labels), so that a
+    # test can show every declared boundary is asked about whatever the seed.
+    drawn: tuple = ()
 
 
 @dataclass(frozen=True)
