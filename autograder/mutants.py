@@ -247,7 +247,10 @@ def _edits(node, parent):
             node, (ast.FunctionDef, ast.Pass)) and not (isinstance(node, ast.Raise) and _stub(node)):
         # A function's final return dropped only returns None, which any check catches.
         last = isinstance(parent, ast.FunctionDef) and node is parent.body[-1]
-        if not (isinstance(node, ast.Return) and last) and not _binds_new_names(node):
+        # The only statement of an inner block dropped is its block dropped, which the block's
+        # own statement already is (`if c: raise E` → `if c: pass` is dropping the if).
+        alone = not isinstance(parent, ast.FunctionDef) and len(_body_of(parent, node)) == 1
+        if not (isinstance(node, ast.Return) and last) and not _binds_new_names(node) and not alone:
             edits.append(("drop", line, _headline(node), "(dropped)", _drop))
         if _repeatable(node):
             edits.append(("duplicate", line, _headline(node), "(run twice)", _duplicate))
@@ -395,10 +398,10 @@ def equivalents_path(lab_name):
     return LABS / lab_name / EQUIVALENT
 
 
-def equivalents(lab_name):
-    """({mutant id: why}, [problems]) from the lab's equivalent_mutants.toml; an entry without a
-    reason is a problem and does not count."""
-    path = equivalents_path(lab_name)
+def equivalents(lab_name, path=None):
+    """({mutant id: why}, [problems]) from the lab's equivalent_mutants.toml (or `path`); an entry
+    without a reason is a problem and does not count."""
+    path = path or equivalents_path(lab_name)
     if not path.is_file():
         return {}, [f"{path.name} is missing"]
     try:
