@@ -51,7 +51,8 @@ COMPARES = {ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Lt: ast.LtE, ast.LtE: ast.Lt, 
             ast.NotEq: ast.Eq, ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.In: ast.NotIn, ast.NotIn: ast.In}
 SYMBOLS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.MatMult: "@", ast.Pow: "**",
            ast.FloorDiv: "//", ast.Mod: "%"}
-# Swapping the arguments of these only raises a TypeError on any input: a mutant that says nothing.
+# Swapped arguments here break the call or the object it builds on any input: every check catches
+# them, so grading them measures nothing.
 NO_SWAP = {"isinstance", "issubclass", "getattr", "hasattr", "setattr", "print", "Value", "Tensor"}
 EXP_LOG = {"exp", "log", "log1p", "expm1"}
 CLIP, ROUND = "np.clip({}, -500, 500)", "np.round({}, 8)"
@@ -224,7 +225,10 @@ def _edits(node, parent):
         mutated = copy.deepcopy(node)
         if node.func.attr in ("exp", "expm1"):  # the overflow guard a student adds
             mutated.args[0] = _guarded(CLIP, node.args[0])
-            replacing("clip-exp", mutated)
+            shown = copy.deepcopy(node)  # the guard that spares other types is left out of the description
+            shown.args[0] = parse(CLIP.format(ast.unparse(node.args[0])), mode="eval").body
+            edits.append(("clip-exp", line, _shown(node), _shown(shown),
+                          lambda n, p, made=mutated: _replace(p, n, copy.deepcopy(made))))
         else:  # the epsilon a student adds against log(0)
             mutated.args[0] = ast.BinOp(copy.deepcopy(node.args[0]), ast.Add(), ast.Constant(1e-12))
             replacing("eps-log", mutated)
