@@ -460,7 +460,7 @@ def grade_mutants(lab_name, mutants, options, jobs, seed=DEFAULT_SEED, visible=F
                 verdict.fingerprint = tuple(prints[0])
                 verdict.hidden = any(token != PASSED for token in prints[0])
         if progress:
-            progress(min(start + step, len(verdicts)), len(verdicts))
+            progress(min(start + step, len(verdicts)), len(verdicts), "hidden checks of")
     if visible:
         def seen(verdict):
             answer = patched(lab.activities[verdict.mutant.activity].reference.source, verdict.mutant.code)
@@ -470,8 +470,10 @@ def grade_mutants(lab_name, mutants, options, jobs, seed=DEFAULT_SEED, visible=F
                 return None, f"could not run: {type(error).__name__}: {error}"
 
         with ThreadPoolExecutor(max_workers=jobs) as threads:
-            for verdict, (caught, message) in zip(verdicts, threads.map(seen, verdicts)):
+            for done, (verdict, (caught, message)) in enumerate(zip(verdicts, threads.map(seen, verdicts)), 1):
                 verdict.visible, verdict.visible_message = caught, message
+                if progress and (done % step == 0 or done == len(verdicts)):
+                    progress(done, len(verdicts), "visible checks of")
     return verdicts
 
 
@@ -581,7 +583,8 @@ def command_mutants(args, pool):
     options = grading_options(args, pool, course_secret(args.secret_file))
     started = time.monotonic()
     verdicts = grade_mutants(args.lab, mutants, options, args.jobs, args.seed, args.visible,
-                             lambda done, total: print(f"  graded {done}/{total}", file=sys.stderr, flush=True))
+                             lambda done, total, what: print(f"  {what} {done}/{total} mutants run", file=sys.stderr,
+                                                             flush=True))
     report = summary(args.lab, classify(verdicts, listed), args.seed, args.visible, listed, problems,
                      time.monotonic() - started, generated)
     print(render(report), end="")
