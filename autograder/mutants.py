@@ -364,8 +364,25 @@ def function_mutants(activity, function, source):
             taken.add(key)
             text = lines[line - tree.lineno].strip() if 0 <= line - tree.lineno < len(lines) else ""
             made.append(Mutant(key, activity, function, number, operator,
-                               f"line {number} of {function}: `{before}` → `{after}`", text, code + "\n"))
+                               f"line {number} of {function}: {_described(node, parents, before, after)}", text,
+                               code + "\n"))
     return made
+
+
+def _described(node, parents, before, after):
+    """The change as the report says it: a default value by its parameter's name, since `False`
+    → `True` alone does not say which (the id keeps the bare change, so that it stays put)."""
+    parent = parents.get(id(node))
+    while isinstance(parent, ast.expr):  # a constant inside a default such as (0.9, 0.999)
+        node, parent = parent, parents.get(id(parent))
+    if isinstance(parent, ast.arguments):
+        positional = parent.posonlyargs + parent.args
+        named = dict(zip(positional[len(positional) - len(parent.defaults):], parent.defaults))
+        named.update((a, d) for a, d in zip(parent.kwonlyargs, parent.kw_defaults) if d is not None)
+        name = next((a.arg for a, d in named.items() if d is node), None)
+        if name:
+            return f"the default `{name}={before}` → `{name}={after}`"
+    return f"`{before}` → `{after}`"
 
 
 def _skipped_like(tree, mutated, skip):

@@ -130,6 +130,13 @@ def test_descriptions_show_the_change_in_its_expression():
     assert "line 2 of f: `axis=0` → `axis=1`" in descriptions
 
 
+def test_a_default_is_described_by_its_parameter_and_its_id_by_the_change_alone():
+    made = function_mutants("A", "step", "def step(p, lr, betas=(0.9, 0.999), *, eps=1e-08):\n    return p\n")
+    descriptions = {m.description for m in made}
+    assert "line 1 of step: the default `betas=(0.9, 0.999)` → `betas=(0.0, 0.999)`" in descriptions
+    assert "line 1 of step: the default `eps=1e-08` → `eps=0.0`" in descriptions
+
+
 def test_a_sample_is_the_same_for_the_same_seed(lab):
     mutants = lab_mutants(lab)
     assert sample(mutants, SAMPLE, SAMPLE_SEED) == sample(mutants, SAMPLE, SAMPLE_SEED)
