@@ -91,6 +91,7 @@ def _install(names, contracts_source, entries):
         return kind, dtype, {shape_class(array)}, set(bands_of(fewer(array)))
 
     def record(function, args, kwargs):
+        seen.add((function.__name__, "", "call", ""))  # a call without arguments (no_grad()) is seen too
         if function not in signatures:
             signatures[function] = inspection.signature(function)
         try:
