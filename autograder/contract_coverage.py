@@ -17,8 +17,13 @@ looks `log` up there), through class attributes bound to the same function objec
 that a probe run `apart` (tensor_engine's APART) makes: those probes reach the submission's
 globals across the link, so they get the wrapper and their calls run, and are recorded, in the
 submission's worker. What it cannot see: a function captured by value before the recorder ran
-(a closure or a default argument holding it, a module-level dict of functions), and classes,
-which are left alone (wrapping one would break isinstance).
+(a closure or a default argument holding it, a module-level dict of functions); classes, which
+are left alone (wrapping one would break isinstance); numbers an object holds other than in an
+instance attribute `data`, `value` or `val` (a Dual's tangent, a property); the items of a
+container past its first ENTRIES or below four levels; the state an argument is in (gradients
+already held); and an object a probe run apart made on the grader's side of the link, which
+reaches the function as a call stub and is classified as a function. The test names a function
+its own activity's cases never reached the recorder through, since then nothing is compared.
 """
 import inspect
 from dataclasses import dataclass
@@ -29,7 +34,7 @@ from autograder.worker import decode
 
 FEATURES = ("kind", "dtype", "shape", "band")
 COLLECT = "def _coverage_collect():\n    return _coverage_take()\n"
-ENTRIES = 64  # arrays up to this size go to bands_of as they are; larger ones are first reduced
+ENTRIES = 64  # arrays up to this size go to bands_of as they are; containers are read this far
 
 
 def _install(names, contracts_source, entries):
