@@ -105,6 +105,16 @@ def bounded_problem(got, expected, bound, quantity, *, rtol=0.0, floor=1e-13):
                          rtol=rtol)
 
 
+def with_small(rng, values):
+    """`values` with entries 1 and 2 set to a positive and a negative number between 1e-8 and 1e-4,
+    where it has four entries or more: the magnitudes of the softmax gradients and products that
+    activities 3, A, B and C feed these functions, which ordinary normal draws almost never hold."""
+    values = np.array(values, dtype=np.float64)
+    if values.size >= 4:
+        values.flat[1], values.flat[2] = 10.0 ** rng.uniform(-8, -4), -(10.0 ** rng.uniform(-8, -4))
+    return values
+
+
 def shape_text(shape):
     return str(tuple(shape))
 
@@ -137,11 +147,11 @@ ELEMENTWISE_SHAPES = {"a scalar": (), "a vector": (4,), "a vector of length 1": 
 # matmul_vjp: a (m, n) or (n,) times b (n, k) or (n,). The rank pairing says which operand is a
 # matrix; the sizes (m, n, k) make the matrices square, non-square, or give them size-1
 # dimensions (outer: the result's; inner: the summed one). Vector @ vector sees only n.
-# Crossed in full: 4 pairings x 4 sizes = 16 cases.
+# Crossed in full: 4 pairings x 5 sizes = 20 cases.
 MATMUL_RANKS = {"vector @ vector": (1, 1), "matrix @ vector": (2, 1), "vector @ matrix": (1, 2),
                 "matrix @ matrix": (2, 2)}
 MATMUL_SIZES = {"square": (3, 3, 3), "non-square": (2, 5, 3), "size-1 outer dimensions": (1, 4, 1),
-                "a size-1 inner dimension": (4, 1, 3)}
+                "a size-1 inner dimension": (4, 1, 3), "a single row on the left (a batch of one)": (1, 3, 4)}
 
 
 def pair_case(activity, function, operation, a, b, v, drawn=()):
@@ -171,12 +181,12 @@ def pair_case(activity, function, operation, a, b, v, drawn=()):
 def cases_1a(rng):
     cases = []
     for function, shape in product(ELEMENTWISE_FUNCTIONS, ELEMENTWISE_SHAPES.values()):
-        a, b, v = (rng.normal(size=shape) for _ in range(3))
+        a, b, v = (with_small(rng, rng.normal(size=shape)) for _ in range(3))
         cases.append(pair_case("1a", function, ELEMENTWISE_FUNCTIONS[function], a, b, v))
     for (a_rank, b_rank), (m, n, k) in product(MATMUL_RANKS.values(), MATMUL_SIZES.values()):
-        a = rng.normal(size=(m, n) if a_rank == 2 else (n,))
-        b = rng.normal(size=(n, k) if b_rank == 2 else (n,))
-        v = rng.normal(size=np.shape(a @ b))
+        a = with_small(rng, rng.normal(size=(m, n) if a_rank == 2 else (n,)))
+        b = with_small(rng, rng.normal(size=(n, k) if b_rank == 2 else (n,)))
+        v = with_small(rng, rng.normal(size=np.shape(a @ b)))
         cases.append(pair_case("1a", "matmul_vjp", torch.matmul, a, b, v))
     # The contract's boundaries (zero, +-1e-12, subnormals, +-1e12), planted in a, b and v, the
     # shapes taken in turn: a student's clipping or epsilon shows where magnitudes are extreme.
@@ -186,13 +196,15 @@ def cases_1a(rng):
             shape = shapes[index % len(shapes)]
             a, b, v = (planted(rng, row, name, shape) for name in "abv")
             cases.append(pair_case("1a", function, ELEMENTWISE_FUNCTIONS[function], a, b, v, labels(function, row)))
-    pairings = list(product(MATMUL_RANKS.values(), MATMUL_SIZES.values()))
-    for index, row in enumerate(boundary_rows("matmul_vjp")):
-        (a_rank, b_rank), (m, n, k) = pairings[(5 * index) % len(pairings)]
-        a = planted(rng, row, "a", (m, n) if a_rank == 2 else (n,))
-        b = planted(rng, row, "b", (n, k) if b_rank == 2 else (n,))
-        v = planted(rng, row, "v", np.shape(a @ b))
-        cases.append(pair_case("1a", "matmul_vjp", torch.matmul, a, b, v, labels("matmul_vjp", row)))
+    # Each rank pairing is its own branch of code, so each meets every boundary (the sizes in turn).
+    sizes = list(MATMUL_SIZES.values())
+    for pairing, (a_rank, b_rank) in enumerate(MATMUL_RANKS.values()):
+        for index, row in enumerate(boundary_rows("matmul_vjp")):
+            m, n, k = sizes[(pairing + index) % len(sizes)]
+            a = planted(rng, row, "a", (m, n) if a_rank == 2 else (n,))
+            b = planted(rng, row, "b", (n, k) if b_rank == 2 else (n,))
+            v = planted(rng, row, "v", np.shape(a @ b))
+            cases.append(pair_case("1a", "matmul_vjp", torch.matmul, a, b, v, labels("matmul_vjp", row)))
     return cases
 
 
@@ -233,10 +245,11 @@ def sum_shapes(leading, pattern, lengths):
     return tuple(v_shape), tuple(target)
 
 
-def sum_case(v, shape, drawn=()):
+def sum_case(v, sent, drawn=()):
+    shape = tuple(sent)
     expected = t64(v).sum_to_size(shape).numpy() if shape else np.asarray(v.sum())
     bound = t64(np.abs(v)).sum_to_size(shape).numpy() if shape else np.asarray(np.abs(v).sum())
-    title = f"sum_to_shape(v, {shape_text(shape)}) with v of shape {shape_text(v.shape)}"
+    title = f"sum_to_shape(v, {shape_text(shape)}) with v of shape {shape_text(np.shape(v))}"
     if drawn:
         title += " holding " + drawn[0].split(": ", 1)[1]
 
@@ -245,13 +258,13 @@ def sum_case(v, shape, drawn=()):
         return first_problem(bounded_problem(answer["result"], expected, bound, title, floor=1e-12),
                              unchanged_problem(answer["args_after"][0], v, f"{title}: v"))
 
-    return Case("1b", title, "call", {"function": "sum_to_shape", "args": [v, list(shape)]}, judge, drawn=drawn)
+    return Case("1b", title, "call", {"function": "sum_to_shape", "args": [v, sent]}, judge, drawn=drawn)
 
 
 # The boundary cases take these (v, target) pairs in turn: a prepended axis and a stretched one
 # at once, a full reduction, a square v, and nothing to do.
-SUM_BOUNDARY_PAIRS = [((2, 3, 4), (1, 3, 1)), ((3, 4), ()), ((3, 3), (3,)), ((4, 3), (4, 1)), ((2, 5), (2, 5)),
-                      ((2, 1, 3), (1, 3)), ((5,), (1,))]
+SUM_BOUNDARY_PAIRS = [((2, 3, 4), (1, 3, 1)), ((3, 4), ()), ((3, 3), (3,)), ((4, 3), (4, 1)), ((1, 5), (1, 5)),
+                      ((2, 1, 3), (1, 3)), ((1, 4), (4,))]
 
 
 def cases_1b(rng):
@@ -261,10 +274,14 @@ def cases_1b(rng):
         pair = sum_shapes(SUM_LEADING[row["leading"]], SUM_TARGETS[row["target"]], SUM_LENGTHS[row["lengths"]])
         if pair not in pairs:
             pairs.append(pair)
-    cases = [sum_case(rng.normal(size=v_shape), shape) for v_shape, shape in pairs]
+    cases = [sum_case(with_small(rng, rng.normal(size=v_shape)), list(shape)) for v_shape, shape in pairs]
+    # The Tensor class passes the target as a tuple (value.shape), the cases above as a list; a
+    # 0-d adjoint reaches it as a NumPy scalar when a product of 0-d arrays made it.
     for index, row in enumerate(boundary_rows("sum_to_shape")):
         v_shape, shape = SUM_BOUNDARY_PAIRS[index % len(SUM_BOUNDARY_PAIRS)]
-        cases.append(sum_case(planted(rng, row, "v", v_shape), shape, labels("sum_to_shape", row)))
+        cases.append(sum_case(planted(rng, row, "v", v_shape), tuple(shape), labels("sum_to_shape", row)))
+    cases.append(sum_case(np.float64(rng.normal()), ()))
+    cases.append(sum_case(with_small(rng, rng.normal(size=(3, 1000))), (1, 1000)))  # an axis of 1000: B's and C's
     return cases
 
 
@@ -273,18 +290,20 @@ def cases_1b(rng):
 # -0.0, which compares equal to 0 but has its sign bit set) into x, or keep x away from 0;
 # arrays of two or more entries always hold both signs. The adjoint v is all positive, or has
 # negative entries too (and is negative when it has a single entry). Shapes x zeros are
-# crossed in full (15); functions and adjoints are paired with them and with each other
-# (the full product would be 60 cases).
+# crossed in full (18); functions and adjoints are paired with them and with each other
+# (the full product would be 72 cases).
 UNARY_FUNCTIONS = {"tanh_vjp": torch.tanh, "relu_vjp": torch.relu}
 UNARY_SHAPES = {"a scalar": (), "a vector": (5,), "a vector of length 1": (1,), "a square matrix": (3, 3),
-                "a non-square matrix": (2, 3)}
+                "a non-square matrix": (2, 3), "a single row (a batch of one)": (1, 4)}
 UNARY_ZEROS = {"an entry at +0.0": 0.0, "an entry at -0.0": -0.0, "no entry at 0": None}
 UNARY_ADJOINTS = {"a positive adjoint": "positive", "an adjoint with negative entries": "negative"}
 
 
 def unary_case(function, first, v, drawn=()):
     """A case of tanh_vjp(y, v) or relu_vjp(x, v); `first` is what the function receives."""
-    first, v = np.asarray(first), np.asarray(v)  # 0-d arrays, never NumPy scalars, as the engine passes them
+    # 0-d arrays, as Tensor.relu passes them; Tensor.tanh passes np.tanh of a 0-d array, a NumPy scalar.
+    first = first if isinstance(first, np.float64) else np.asarray(first)
+    v = np.asarray(v)
     if function == "tanh_vjp":
         # PyTorch's own rule on the y sent, so that the truth is not one tanh rounding away.
         expected = torch.ops.aten.tanh_backward(t64(v), t64(first)).numpy()
@@ -315,13 +334,16 @@ def cases_1c(rng):
     cases = []
     for row in covering(factors, full=("shape", "zeros")):
         shape, zero = UNARY_SHAPES[row["shape"]], UNARY_ZEROS[row["zeros"]]
-        x = mixed_signs(rng.normal(size=shape))
+        x = mixed_signs(with_small(rng, rng.normal(size=shape)))
         if zero is not None:
             x.flat[0] = zero
         if UNARY_ADJOINTS[row["adjoint"]] == "positive":
-            v = rng.uniform(0.5, 2.0, size=shape)
+            v = with_small(rng, rng.uniform(0.5, 2.0, size=shape))
+            if v.size >= 4:
+                v.flat[2] = abs(v.flat[2])
         else:
-            v = -mixed_signs(rng.normal(size=shape)) if x.size >= 2 else -rng.uniform(0.5, 2.0, size=shape)
+            v = -mixed_signs(with_small(rng, rng.normal(size=shape))) if x.size >= 2 \
+                else -rng.uniform(0.5, 2.0, size=shape)
         cases.append(unary_case(row["function"], np.tanh(x) if row["function"] == "tanh_vjp" else x, v))
     # The contracts' boundaries: y at and next to +-1 and 0 for tanh (where 1 - y**2 cancels or a
     # student clips), x at, just above and just below relu's kink, and v tiny, subnormal or 1e12.
@@ -329,8 +351,12 @@ def cases_1c(rng):
     for function, first, ranges in (("tanh_vjp", "y", declared.TANH_OUTPUTS), ("relu_vjp", "x", declared.RELU_INPUTS)):
         for index, row in enumerate(boundary_rows(function)):
             shape = shapes[index % len(shapes)]
-            cases.append(unary_case(function, planted(rng, row, first, shape, ranges), planted(rng, row, "v", shape),
-                                    labels(function, row)))
+            sent = planted(rng, row, first, shape, ranges)
+            sent = np.float64(sent) if function == "tanh_vjp" and shape == () else sent
+            cases.append(unary_case(function, sent, planted(rng, row, "v", shape), labels(function, row)))
+    # An adjoint of both signs and small entries, as B's and C's products send tanh_vjp.
+    x = rng.normal(size=(2, 3))
+    cases.append(unary_case("tanh_vjp", np.tanh(x), with_small(rng, rng.normal(size=(2, 3)))))
     return cases
 
 
@@ -625,6 +651,14 @@ def boundary_graphs(rng):
         title = (f"a graph of {'scalar' if shape == () else 'vector'} nodes with {stage_text(stages)} and "
                  "two leaves, backward(output) with the default seed, then backward from an interior node")
         cases.append(graph_case(title, spec, sent=sent, omit_seed=True, interior=interior_of(rng, spec, shape)))
+    # Outputs of every magnitude, as activities 3, B and C hand backward a loss of 1e-17 or a
+    # constant 0: a vector leaf holding each band of both signs, and a node that repeats it.
+    magnitudes = [0.0, 5e-324, 10.0 ** rng.uniform(-15, -10), 10.0 ** rng.uniform(-8, -4), rng.uniform(0.5, 2.0),
+                  10.0 ** rng.uniform(4, 12)]
+    leaf = np.array(magnitudes + [-m for m in magnitudes[1:]])
+    spec = [["leaf", leaf], ["weighted", [0], [1.0]]]
+    cases.append(graph_case("a graph whose output holds 0, subnormal, tiny, small, ordinary and large entries of both "
+                            "signs, backward with an explicit seed", spec, rng.uniform(0.5, 2.0, size=leaf.shape)))
     return cases
 
 
