@@ -9,6 +9,13 @@ completely and the others are laid over that product as a covering design: every
 classes of two different factors occurs in at least one case (see `covering`). Each activity's
 comment says which factors are crossed and which are paired, and why.
 
+Beside the classes, every function's declared contract (contracts.py) supplies boundaries: zero,
++-1e-12, subnormals, +-1e12, relu's kink and tanh's +-1, backward's seed, the learning rate's 0.
+`boundary_rows` lists them, each case plants its row's boundary in its arguments and carries the
+labels (Case.drawn), and tests/test_contracts.py shows every boundary is asked whatever the seed.
+Where magnitudes vary, values are judged against the sum of the magnitudes that went into each
+entry (`bounded_problem`), not an absolute 1e-9 that would pass 0 for 1e-17.
+
 The inputs differ from the visible checks' (other shapes, seeds and graphs). The expected
 values are computed here with PyTorch in float64 and never enter the sandbox.
 """
