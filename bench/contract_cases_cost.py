@@ -11,10 +11,11 @@ import types
 from dataclasses import replace
 from functools import cache
 
-from autograder.labs import CHECK_SEED, grading_for
+from autograder.labs import CHECK_SEED, _import, grading_for
 from bench.alternating import alternate, arguments
 
 
+@cache
 def source_at(revision, path):
     return subprocess.run(["git", "show", f"{revision}:{path}"], check=True, capture_output=True, text=True).stdout
 
@@ -37,10 +38,16 @@ def at(revision):
     return grading
 
 
+def now(lab_name, seed=CHECK_SEED):
+    """Today's grading with its cases drawn afresh, as the baseline's are: the grader draws them
+    once per submission, and the bench grades one notebook (one seed) again and again."""
+    return replace(grading_for(lab_name, seed), cases=_import(lab_name, "cases").cases(seed))
+
+
 def main():
     sys.argv, before = without_before(sys.argv)
     args = arguments(__doc__)
-    gradings = {"before": at(before), "now": grading_for}
+    gradings = {"before": at(before), "now": now}
     cpu = {}
     for lab, walls in alternate(args, gradings, cpu):
         counts = {name: sum(map(len, grading(lab.name).cases.values())) for name, grading in gradings.items()}
