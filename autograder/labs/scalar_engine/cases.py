@@ -16,6 +16,8 @@ from torch.autograd import forward_ad
 
 from autograder.vocabulary import Case, apart, describe, listing, number, plural
 
+from . import contracts as declared
+
 # Activities whose functions call those of earlier ones. When such an activity fails and one of
 # these failed too, the grader tries it again on the reference engine. Activity 2 is graded on
 # graphs whose operations bring their own backward rules, and A, B and C on single operations,
@@ -41,10 +43,17 @@ def softplus(x):
     return torch.logaddexp(torch.zeros_like(x), x)
 
 
-def agree(got, want):
-    """np.isclose's test at TOL, on numbers or arrays (one call per list: judging 100,000 numbers
-    one np.isclose at a time took seconds of the grader's own time per submission)."""
-    return np.isclose(got, want, rtol=TOL, atol=TOL)
+# The absolute floor of a relative comparison: far tails (a sigmoid of 4e-18, a loss of 1e-14)
+# are judged by their relative error, which an absolute TOL would hide (0 would pass for 4e-18).
+# Below this floor lie only subnormal results, whose few bits carry no relative precision.
+RELATIVE = 1e-300
+
+
+def agree(got, want, floor=TOL):
+    """np.isclose's test at rtol TOL with the absolute tolerance `floor`, on numbers or arrays
+    (one call per list: judging 100,000 numbers one np.isclose at a time took seconds of the
+    grader's own time per submission)."""
+    return np.isclose(got, want, rtol=TOL, atol=floor)
 
 
 def two_moons(count, noise, seed):
@@ -64,23 +73,24 @@ def numeric(got):
     return isinstance(got, (int, float, np.integer, np.floating)) and not isinstance(got, (bool, np.bool_))
 
 
-def number_problem(got, want, quantity):
+def number_problem(got, want, quantity, floor=TOL):
     """None when `got` is the number `want`, else a sentence saying what it is."""
     if not numeric(got):
         return f"{quantity}: expected a number, got {describe(got)}"
-    if not agree(float(got), want):
+    if not agree(float(got), want, floor):
         return "{} is {}, expected {}".format(quantity, *apart(got, want))
     return None
 
 
-def numbers_problem(got, want, quantity, names):
+def numbers_problem(got, want, quantity, names, floor=TOL):
     """None when the list `got` matches `want`; else which entry (named by `names`) is wrong."""
     if not isinstance(got, list) or len(got) != len(want):
         return f"{quantity}: expected {plural(len(want), 'number')}, got {describe(got)}"
     for name, g in zip(names, got):
         if not numeric(g):
             return f"{quantity}: {name} is {describe(g)}, expected a number"
-    wrong = np.flatnonzero(~agree(np.array(got, dtype=np.float64), np.asarray(want, dtype=np.float64))).tolist()
+    wrong = np.flatnonzero(~agree(np.array(got, dtype=np.float64), np.asarray(want, dtype=np.float64),
+                                  floor)).tolist()
     if wrong:
         i = wrong[0]
         return (f"{quantity}: {len(wrong)} of {len(want)} {'is' if len(wrong) == 1 else 'are'} wrong; "
@@ -101,11 +111,14 @@ def either_sign(rng, low, high):
 
 
 # ---------------------------------------------------------------- 1a, 1b, A: one node at a time
-def node_case(activity, title, expression, values, prior, upstream, parents):
+def node_case(activity, title, expression, values, prior, upstream, parents, op, *, data_floor=RELATIVE,
+              grad_floor=RELATIVE, drawn=()):
     """The node `expression` makes from leaves holding `values` (their .grad at `prior`), with its
     backward rule run once at out.grad = `upstream`, against PyTorch on the same small graph.
-    `parents` names what the node's _prev must hold ("another node" for the constant leaf an
-    operator makes from a plain number)."""
+    `parents` is what the node's _prev must be, in order ("another node" for the constant leaf an
+    operator makes from a plain number), and `op` its label. The value and the gradients are
+    judged by relative error down to the floors: the far tails are where a clipped or switched
+    formula shows."""
     tensors = {name: t64(v) for name, v in values.items()}
     out = eval(expression, dict(TORCH), dict(tensors))
     grads = torch.autograd.grad(out, list(tensors.values()), t64(upstream, grad=False))
@@ -114,8 +127,8 @@ def node_case(activity, title, expression, values, prior, upstream, parents):
     setting = (f"{title}: {expression} with " + ", ".join(f"{n} = {number(v)}" for n, v in values.items())
                + f", {listing(f'{n}.grad' for n in known)} starting at {number(prior)}"
                + f" and out.grad = {number(upstream)}")
-    needed = sorted(set(parents))
-    parents_text = listing(needed).replace("another node", "the constant made from the number")
+    positions = [known.index(name) if name in known else -1 for name in parents]
+    parents_text = ", ".join(parents).replace("another node", "the constant made from the number")
 
     def judge(answer):
         if answer["kind"] == "input":
@@ -123,19 +136,21 @@ def node_case(activity, title, expression, values, prior, upstream, parents):
         if answer["kind"] != "Value":
             return f"{setting}: expected a new Value, got a {answer['kind']}"
         prev = answer["prev"]
-        held = sorted({known[i] if i >= 0 else "another node" for i in prev}) if isinstance(prev, list) else None
-        if held != needed:
-            what = (listing(held) or "nothing") if held is not None else f"a {prev}"
-            return (f"{setting}: the new node's _prev must hold its parents ({parents_text}); it holds "
-                    + what.replace("another node", "a node that is not one of them"))
-        return first(number_problem(answer["data"], data, f"{setting}: out.data"),
-                     *(number_problem(g, w, f"{setting}: {n}.grad after out._backward()")
+        if prev != positions:
+            held = (", ".join(known[i] if i >= 0 else "a node that is not one of them" for i in prev) or "nothing"
+                    ) if isinstance(prev, list) else f"a {prev}"
+            return (f"{setting}: the new node's _prev must be ({parents_text}), its parents in argument order "
+                    f"with one entry per operand; it holds ({held})")
+        if answer.get("op") != op:
+            return f"{setting}: the new node's _op is {describe(answer.get('op'))}; label it {op!r}"
+        return first(number_problem(answer["data"], data, f"{setting}: out.data", data_floor),
+                     *(number_problem(g, w, f"{setting}: {n}.grad after out._backward()", grad_floor)
                        for n, g, w in zip(known, answer["grads"], wanted)),
-                     *(number_problem(g, values[n], f"{setting}: {n}.data (the inputs must not change)")
+                     *(number_problem(g, values[n], f"{setting}: {n}.data (the inputs must not change)", RELATIVE)
                        for n, g in zip(known, answer["inputs_after"])))
 
     args = {"expression": expression, "values": values, "prior": prior, "upstream": upstream}
-    return Case(activity, setting, "local", args, judge)
+    return Case(activity, setting, "local", args, judge, drawn=tuple(drawn))
 
 
 # Shared by 1a, 1b and A. The parents' .grad either starts at 0 or already holds a gradient from
@@ -168,14 +183,14 @@ def cases_1a(rng):
         constant = number(either_sign(rng, 0.5, 3.0))
         expression, values, parents = {
             "pair": (f"{function}(a, b)", {"a": a, "b": b}, ["a", "b"]),
-            "same": (f"{function}(a, a)", {"a": a}, ["a"]),
+            "same": (f"{function}(a, a)", {"a": a}, ["a", "a"]),
             "right": (f"a {symbol} {constant}", {"a": a}, ["a", "another node"]),
             "left": (f"{constant} {symbol} a", {"a": a}, ["a", "another node"]),
         }[operands]
         title = f"{function} on {operand_name}, {sign_name}, {prior_name}"
         cases.append(node_case("1a", title, expression, values, prior_of(rng, holding),
-                               either_sign(rng, 0.3, 2.0), parents))
-    return cases
+                               either_sign(rng, 0.3, 2.0), parents, symbol))
+    return cases + planted_cases(rng, "1a")
 
 
 # 1b: power's exponent (negative, zero, fractional, one, square, cube) crossed with its base
@@ -205,11 +220,29 @@ def tails():
 
 
 UNARY_INPUTS = {
-    "exp": {"a negative input": -1.3, "zero": 0.0, "a positive input": 0.7, "a large input": 6.0},
-    "log": {"an input near 0": 0.02, "one": 1.0, "an input between 0 and 1": 0.45, "a large input": 40.0},
-    "tanh": {"a negative input": -0.6, "zero": 0.0, "a positive input": 1.1, "a saturated input": 9.0, **tails()},
-    "relu": {"a negative input": -0.8, "a positive input": 1.3, "exactly +0.0": 0.0, "exactly -0.0": -0.0},
+    "exp": {"a negative input": -1.3, "zero": 0.0, "a positive input": 0.7, "a large input": 6.0,
+            "an input of 550 to 605 (where a clip shows)": 550.0,
+            "an input just below 709.78 (e^x still finite)": 709.0},
+    "log": {"an input near 0": 0.02, "one": 1.0, "an input between 0 and 1": 0.45, "a large input": 40.0,
+            "an input near 1e-12 (where an added epsilon shows)": 1e-12},
+    "tanh": {"a negative input": -0.6, "zero": 0.0, "a positive input": 1.1, "a saturated input": 9.0,
+             "a tiny input": 3e-10, **tails()},
+    "relu": {"a negative input": -0.8, "a positive input": 1.3, "exactly +0.0": 0.0, "exactly -0.0": -0.0,
+             "a tiny positive input (below a threshold of 1e-9)": 3e-10, "a tiny negative input": -3e-10},
 }
+# The upstream gradient stays below 1 in size where e^x is near the largest float: the product
+# would overflow to inf in PyTorch and in every correct rule alike, and judge nothing.
+NEAR_OVERFLOW = 700.0
+
+
+def grad_floor(function, x, upstream):
+    """The absolute floor of the gradient's comparison. 1 - tanh^2 and sigma (1 - sigma) for a
+    positive input come out of a subtraction from 1, whose rounding (1e-16) PyTorch's formula and
+    the notebook's share and an exact one (1 / cosh^2) does not: below that, relative error says
+    nothing. Everywhere else the gradient is judged by its relative error."""
+    if function == "tanh" or (function == "sigmoid" and x > 0):
+        return 1e-15 * max(1.0, abs(upstream))
+    return RELATIVE
 
 
 def jitter_for(x):
@@ -224,17 +257,19 @@ def cases_1b(rng):
         if (sign < 0 and k == 0.5) or (sign == 0 and k < 1):
             continue
         base = signed(rng, 0.4, 1.8, sign) if sign else 0.0
-        inputs.append((f"power with {k_name} and {base_name}", f"power(a, {k})", base))
+        inputs.append((f"power with {k_name} and {base_name}", "power", f"power(a, {k})", base, f"**{k}"))
     for function, classes in UNARY_INPUTS.items():
         for input_name, x in classes.items():
             jitter = 1.0 + jitter_for(x) * rng.uniform()
-            inputs.append((f"{function} at {input_name}", f"{function}(a)", x * jitter))
+            inputs.append((f"{function} at {input_name}", function, f"{function}(a)", x * jitter, function))
     cases = []
-    for (title, expression, x), (prior_name, holding), (upstream_name, sign) in \
+    for (title, function, expression, x, op), (prior_name, holding), (upstream_name, sign) in \
             product(inputs, PRIORS.items(), UPSTREAMS.items()):
+        upstream = signed(rng, 0.3, 2.0, sign) * (0.45 if x > NEAR_OVERFLOW else 1.0)
         cases.append(node_case("1b", f"{title}, {prior_name}, {upstream_name}", expression, {"a": x},
-                               prior_of(rng, holding), signed(rng, 0.3, 2.0, sign), ["a"]))
-    return cases
+                               prior_of(rng, holding), upstream, ["a"], op,
+                               grad_floor=grad_floor(function, x, upstream)))
+    return cases + planted_cases(rng, "1b")
 
 
 # A: sigmoid at 0, at moderate inputs of both signs, at 14 on both sides (where sigma(1 - sigma)
@@ -250,8 +285,52 @@ def cases_A(rng):
     for (input_name, x), (prior_name, holding), (upstream_name, sign) in \
             product(SIGMOID_INPUTS.items(), PRIORS.items(), UPSTREAMS.items()):
         x = x * (1.0 + jitter_for(x) * rng.uniform())
+        upstream = signed(rng, 0.3, 2.0, sign)
         cases.append(node_case("A", f"sigmoid at {input_name}, {prior_name}, {upstream_name}", "sigmoid(a)",
-                               {"a": x}, prior_of(rng, holding), signed(rng, 0.3, 2.0, sign), ["a"]))
+                               {"a": x}, prior_of(rng, holding), upstream, ["a"], "sigmoid",
+                               grad_floor=grad_floor("sigmoid", x, upstream)))
+    return cases + planted_cases(rng, "A")
+
+
+# The boundaries each function's contract declares (contracts.py), one case per distinct value
+# and argument, whatever the seed: zero, +-1e-12, +-5e-324, the largest magnitudes the contract
+# allows (709.78 for exp), the ends of a range and both sides of relu's kink. The other operand
+# is ordinary; the parents' .grad start at 0, so that a tiny gradient is judged on its own
+# (added to an earlier gradient of size 1 it would hide in the sum), and the upstream gradient
+# is below 1 in size (e^709.78 times more would overflow). Power's base takes an integer k from
+# -1 to 3 (a zero or subnormal base only k >= 1); its exponent, a positive base.
+PLANTED = {"1a": (("add", "+", "ab"), ("multiply", "*", "ab")),
+           "1b": (("power", None, "ak"), ("exp", "exp", "a"), ("log", "log", "a"), ("tanh", "tanh", "a"),
+                  ("relu", "relu", "a")),
+           "A": (("sigmoid", "sigmoid", "a"),)}
+
+
+def planted_cases(rng, activity):
+    cases = []
+    for function, op, arguments in PLANTED[activity]:
+        for argument in arguments:
+            found = {}
+            for name, value in declared.boundaries(function, argument).items():
+                found.setdefault(value, []).append(declared.drawn(function, argument, name))
+            for value, labels in found.items():
+                upstream = either_sign(rng, 0.3, 0.9)
+                if function in ("add", "multiply"):
+                    other = either_sign(rng, 0.3, 2.5)
+                    values = {"a": value, "b": other} if argument == "a" else {"a": other, "b": value}
+                    expression, parents = f"{function}(a, b)", ["a", "b"]
+                elif function == "power":
+                    if argument == "a":
+                        k = int(rng.choice([1, 2, 3] if abs(value) < 1e-300 else [-1, 2, 3]))
+                        base = value
+                    else:
+                        k, base = value, signed(rng, 0.4, 1.8, 1.0)
+                    expression, values, parents, op = f"power(a, {k!r})", {"a": base}, ["a"], f"**{k!r}"
+                else:
+                    expression, values, parents = f"{function}(a)", {"a": value}, ["a"]
+                where = number(value) if abs(value) >= 1e-300 or value == 0 else repr(value)
+                cases.append(node_case(activity, f"{function} with {argument} at {where}", expression, values, 0.0,
+                                       upstream, parents, op, drawn=labels,
+                                       grad_floor=grad_floor(function, values["a"], upstream)))
     return cases
 
 

@@ -2,7 +2,7 @@
 inputs are drawn from (autograder/contracts.py). Written from the notebook's text, stubs and
 signatures: every Value holds one Python float, every rule adds into .grad, parents are kept in
 argument order with multiplicity, and every node is labelled."""
-from autograder.contracts import Arg, Contract, Values
+from autograder.contracts import Arg, Contract, Values, drawn  # noqa: F401 -- cases.py labels its cases with it
 
 # Exp's argument stays below log(max float64): math.exp raises OverflowError beyond it, and the
 # notebook says so (Activity 1b).
@@ -117,3 +117,9 @@ CONTRACTS = [
              note="grad_output where x > 0, else 0 (0 at +0.0 and -0.0); grad_output is not written into",
              compared=("the input's gradient entry by entry, shape exactly",)),
 ]
+
+
+def boundaries(function, argument):
+    """{name: value}: the boundaries of `function`'s numeric `argument`, which cases.py plants."""
+    contract = next(c for c in CONTRACTS if c.function == function)
+    return contract.arg(argument).values.boundaries()

@@ -40,7 +40,7 @@ def local(expression, values, prior, upstream):
         return {"kind": _kind(out)}
     if any(out is leaf for leaf in known):
         return {"kind": "input"}
-    reply = {"kind": "Value", "data": _plain(out.data), "prev": _parents(out, known)}
+    reply = {"kind": "Value", "data": _plain(out.data), "prev": _parents(out, known), "op": getattr(out, "_op", None)}
     out.grad = upstream
     out._backward()
     reply["grads"] = [_plain(leaf.grad) for leaf in known]
