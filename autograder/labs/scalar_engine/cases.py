@@ -365,6 +365,19 @@ EXTRA_GRAPHS = {"twelve doublings n + n (4,096 paths, 13 nodes)":
                     [["leaf", 0.7]] + [["weighted", [i, 0], [-1.0, 1e-3]] for i in range(RECURRENCE_STEPS)]}
 
 
+# The state backward may meet besides the leaves' gradients: every node, the root and the
+# interior ones included, holding a gradient from before (backward adds to each: the seed to
+# the root's, and each rule reads the whole of its node's .grad), or a second backward on the
+# same root (the second adds its seed to the first's gradients and pushes them all again, as
+# the notebook's "resets nothing" says). Crossed with four graphs of two leaves: 4 x 2 = 8 cases.
+STATE_GRAPHS = {"a repeated operand": ({"repeated"}, False),
+                "fan-out (the long path as the first operand)": ({"fan-out"}, True),
+                "paths of unequal length (the long path as the first operand)": ({"unequal"}, True),
+                "a repeated operand, fan-out and paths of unequal length": ({"repeated", "fan-out", "unequal"}, False)}
+GRAPH_STATES = {"every node, the root and interior ones included, already holding a gradient": 1,
+                "backward called a second time on the same root": 2}
+
+
 def graph_spec(rng, stages, leaves, long_first):
     spec = [["leaf", either_sign(rng, 0.5, 1.2)]]
 
@@ -419,6 +432,35 @@ def torch_graph(spec, prior):
     return [n.item() for n in nodes], grads + [1.0 + (prior if spec[-1][0] == "leaf" else 0.0)]
 
 
+def torch_held(spec, held, repeat):
+    """(every node's value, every node's .grad) by PyTorch when every node's .grad starts at its
+    entry of `held` and backward runs `repeat` times on the same root. A pass that resets
+    nothing adds, to each node, the gradient of sum_n g_n n, where g is what the nodes hold when
+    it starts plus the seed 1 at the root: every node is given a zero addend whose gradient is
+    that node's total."""
+    grads = [float(g) for g in held]
+    for _ in range(repeat):
+        nodes, handles = [], []
+        for op, *operands in spec:
+            if op == "leaf":
+                nodes.append(t64(operands[0]))
+                handles.append(nodes[-1])
+                continue
+            parents = [nodes[i] for i in operands[0]]
+            if op == "weighted":
+                node = torch.stack([w * p for w, p in zip(operands[1], parents)]).sum()
+            elif op == "product":
+                node = parents[0] * parents[1]
+            else:
+                node = parents[0] ** 2
+            handles.append(t64(0.0))
+            nodes.append(node + handles[-1])
+        seeds = grads[:-1] + [grads[-1] + 1.0]
+        total = torch.stack([seed * node for seed, node in zip(seeds, nodes)]).sum()
+        grads = [g.item() for g in torch.autograd.grad(total, handles)]
+    return [n.item() for n in nodes], grads
+
+
 def node_name(spec, i):
     return f"leaf {i}" if spec[i][0] == "leaf" else f"node {i} (a {spec[i][0]})"
 
@@ -430,9 +472,11 @@ def extra_graph(title):
     return torch_graph(EXTRA_GRAPHS[title], 0.0)
 
 
-def graph_case(title, spec, prior, computed=None):
-    values, expected = computed or torch_graph(spec, prior)
-    rules = sorted(i for i, node in enumerate(spec) if node[0] != "leaf")
+def graph_case(title, spec, prior, computed=None, held=None, repeat=1):
+    values, expected = computed or (torch_held(spec, held, repeat) if held is not None or repeat > 1
+                                    else torch_graph(spec, prior))
+    rules = sorted(i for i, node in enumerate(spec) if node[0] != "leaf") * repeat
+    rules.sort()
     parents = [node[1] if node[0] != "leaf" else [] for node in spec]
     names = [node_name(spec, i) for i in range(len(spec))]
     title = f"backward on {title}"
@@ -460,12 +504,15 @@ def graph_case(title, spec, prior, computed=None):
             return problem
         calls = answer["calls"]
         if sorted(calls) != rules:
-            return (f"{title}: backward must run each node's backward rule exactly once "
-                    f"({plural(len(rules), 'rule')}), but it made {plural(len(calls), 'call')}")
+            return (f"{title}: backward must run each node's backward rule exactly once per call "
+                    f"({plural(len(rules), 'rule call')}), but it made {plural(len(calls), 'call')}")
         return numbers_problem(answer["data_after"], values, f"{title}: .data after backward (it must not change)",
                                names)
 
-    return Case("2", title, "graph_backward", {"spec": spec, "prior": prior}, judge)
+    args = {"spec": spec, "prior": prior}
+    if held is not None or repeat > 1:
+        args.update(held=held, repeat=repeat)
+    return Case("2", title, "graph_backward", args, judge)
 
 
 def cases_2(rng):
@@ -484,6 +531,10 @@ def cases_2(rng):
         cases.append(graph_case(f"{shape}, {leaves_name}, {prior_name}", spec, prior_of(rng, holding)))
     cases += [graph_case(f"a root that is a leaf itself, {prior_name}", [["leaf", either_sign(rng, 0.5, 2.0)]],
                          prior_of(rng, holding)) for prior_name, holding in GRAPH_PRIORS.items()]
+    for (shape, (stages, long_first)), (state, repeat) in product(STATE_GRAPHS.items(), GRAPH_STATES.items()):
+        spec = graph_spec(rng, stages, 2, long_first)
+        held = [either_sign(rng, 0.2, 1.5) for _ in spec] if repeat == 1 else [0.0] * len(spec)
+        cases.append(graph_case(f"a graph with {shape}, {state}", spec, 0.0, held=held, repeat=repeat))
     return cases + [graph_case(title, spec, 0.0, extra_graph(title)) for title, spec in EXTRA_GRAPHS.items()]
 
 
@@ -496,13 +547,28 @@ def cases_2(rng):
 # 2 x 3 x 4 - 4 = 20 cases.
 LOSS_EXAMPLES = {"one example": 1, "five examples": 5}
 LOSS_LABELS = {"labels all +1": "plus", "labels all -1": "minus", "mixed labels": "mixed"}
-LOSS_SCORES = {"small scores": (0.05, 1.0), "large scores": (3.0, 6.0), "scores of size 20 to 40": (20.0, 40.0),
+LOSS_SCORES = {"small scores": (0.05, 1.0), "large scores": (3.0, 6.0),
+               "scores of size 10 to 20 (where a switch of formula shows)": (10.0, 20.0),
+               "scores of size 20 to 40": (20.0, 40.0),
+               "scores of size 500 to 709 (e^(-tz) still finite, where a clip shows)": (500.0, 709.0),
                "scores of size 710 to 1,000 (e^(-tz) overflows)": (710.0, 1000.0)}
+# Then cases the cross product leaves out: every margin negative and far out (20 to 40), so that
+# the loss itself is tiny (e^-20 to e^-40) and judged by its relative error, with one example or
+# five; labels passed as an int64 or int32 array, a list of ints or a tuple of floats (the
+# notebook asks for "a sequence of numbers +-1"); and the boundaries of the scores' contract
+# (zero, +-1e-12, +-5e-324, +-1e12) planted among five scores: 2 + 4 + 7 cases.
+TINY_LOSSES = {"one example": 1, "five examples": 5}
+LABEL_KINDS = {"labels as an int64 array": ("array", "int64"), "labels as an int32 array": ("array", "int32"),
+               "labels as a list of ints": ("list", None), "labels as a tuple of floats": ("tuple", None)}
+# log(1 + e^m) computed as the notebook asks rounds 1 + e^m to a float: the loss is exact to
+# about 1e-16, not relatively, where it is tiny. Its gradient is exact relatively.
+LOSS_FLOOR = 1e-15
 
 
-def loss_case(scores, targets, title):
+def loss_case(scores, targets, title, drawn=(), kind=None):
+    """`kind` names the container the labels are sent in when it is not a float64 array."""
     tz = t64(scores)
-    loss = softplus(-t64(targets, grad=False) * tz).mean()
+    loss = softplus(-t64(np.asarray(targets, dtype=np.float64), grad=False) * tz).mean()
     (grads,) = torch.autograd.grad(loss, (tz,))
     expected, wanted = loss.item(), grads.tolist()
     title = (f"logistic_loss on {title}, scores {[round(z, 3) for z in scores]}, "
@@ -511,11 +577,12 @@ def loss_case(scores, targets, title):
     def judge(answer):
         if answer["kind"] != "Value":
             return f"{title}: expected the loss as a Value, got a {answer['kind']}"
-        return first(number_problem(answer["loss"], expected, f"{title}: the loss"),
+        return first(number_problem(answer["loss"], expected, f"{title}: the loss", LOSS_FLOOR),
                      numbers_problem(answer["grads"], wanted, f"{title}: the scores' .grad after backward(loss)",
-                                     [f"score {i}" for i in range(len(scores))]))
+                                     [f"score {i}" for i in range(len(scores))], RELATIVE))
 
-    return Case("3", title, "loss_of", {"scores": scores, "targets": np.array(targets)}, judge)
+    sent = np.array(targets) if isinstance(targets, list) and kind is None else targets
+    return Case("3", title, "loss_of", {"scores": scores, "targets": sent}, judge, drawn=tuple(drawn))
 
 
 # train_step: networks without a hidden layer, with one, or with two (relu between layers);
@@ -563,7 +630,7 @@ def torch_history(sizes, weights, X, targets, lr, steps):
     return history
 
 
-def train_case(sizes, weights, X, targets, lr, steps, stale, title):
+def train_case(sizes, weights, X, targets, lr, steps, stale, title, drawn=()):
     expected = torch_history(sizes, weights, X, targets, lr, steps)
     names = parameter_names(sizes)
     title = f"train_step with {title}"
@@ -582,7 +649,7 @@ def train_case(sizes, weights, X, targets, lr, steps, stale, title):
         return None if len(answer) == steps else f"{title}: stopped after {plural(len(answer), 'call')}"
 
     args = {"sizes": sizes, "weights": weights, "stale": stale, "X": X, "targets": targets, "lr": lr, "steps": steps}
-    return Case("3", title, "train_steps", args, judge)
+    return Case("3", title, "train_steps", args, judge, drawn=tuple(drawn))
 
 
 def cases_3(rng):
@@ -596,17 +663,76 @@ def cases_3(rng):
         scores = [either_sign(rng, low, high) for _ in range(examples)]
         scores[0] = -targets[0] * abs(scores[0])  # a margin of the wrong sign: -tz > 0
         cases.append(loss_case(scores, targets, f"{examples_name}, {labels_name}, {scores_name}"))
+    for name, examples in TINY_LOSSES.items():
+        targets = [1.0, -1.0, 1.0, 1.0, -1.0][:examples]
+        scores = [t * rng.uniform(20.0, 40.0) for t in targets]
+        cases.append(loss_case(scores, targets, f"{name}, every margin -tz below -20 (a tiny loss)"))
+    for name, (container, dtype) in LABEL_KINDS.items():
+        labels = [1, -1, -1, 1, 1]
+        targets = {"array": lambda: np.array(labels, dtype=dtype), "list": lambda: list(labels),
+                   "tuple": lambda: tuple(float(t) for t in labels)}[container]()
+        scores = [either_sign(rng, 0.05, 6.0) for _ in labels]
+        cases.append(loss_case(scores, targets, f"five examples, {name}", kind=container))
+    found = {}
+    for name, value in declared.boundaries("logistic_loss", "scores").items():
+        found.setdefault(value, []).append(declared.drawn("logistic_loss", "scores", name))
+    for value, labels in found.items():
+        scores = [either_sign(rng, 0.05, 6.0) for _ in range(5)]
+        scores[int(rng.integers(5))] = value
+        where = number(value) if abs(value) >= 1e-300 or value == 0 else repr(value)
+        cases.append(loss_case(scores, [1.0, -1.0, 1.0, -1.0, -1.0], f"five examples, a score at {where}",
+                               labels))
     points, classes = two_moons(60, noise=0.1, seed=11)
     for (net_name, sizes), (batch_name, batch), (calls_name, steps), (stale_name, stale), (rate_name, lr) in \
             product(NETWORKS.items(), BATCHES.items(), CALLS.items(), STALE.items(), RATES.items()):
         rows = rng.choice(len(points), size=batch, replace=False)
-        weights = []
-        for n_in, n_out in zip(sizes[:-1], sizes[1:]):
-            for _ in range(n_out):
-                weights += [float(w) for w in rng.normal(0, np.sqrt(2 / n_in), size=n_in)]
-                weights.append(float(rng.normal(0, 0.3)))
         title = f"{net_name}, {batch_name}, {calls_name}, {stale_name}, {rate_name}"
-        cases.append(train_case(sizes, weights, points[rows], 2.0 * classes[rows] - 1.0, lr, steps, stale, title))
+        cases.append(train_case(sizes, he_weights(rng, sizes), points[rows], 2.0 * classes[rows] - 1.0, lr, steps,
+                                stale, title))
+    return cases + planted_training(rng, points, classes)
+
+
+def he_weights(rng, sizes):
+    weights = []
+    for n_in, n_out in zip(sizes[:-1], sizes[1:]):
+        for _ in range(n_out):
+            weights += [float(w) for w in rng.normal(0, np.sqrt(2 / n_in), size=n_in)]
+            weights.append(float(rng.normal(0, 0.3)))
+    return weights
+
+
+# train_step beyond the cross product: labels as an int64 or int32 array (two calls on an MLP
+# [2, 4, 1]), and the boundaries of X's and lr's contracts: X's (zero, +-1e-12, +-5e-324,
+# +-1000) planted among six examples for one call with stale gradients, lr's (1e-12, 5e-324,
+# 10) for two calls on an MLP [2, 3, 3, 1]. 2 + 7 + 3 cases.
+TRAIN_LABELS = {"labels as an int64 array": "int64", "labels as an int32 array": "int32"}
+
+
+def planted_training(rng, points, classes):
+    cases = []
+    for name, dtype in TRAIN_LABELS.items():
+        rows = rng.choice(len(points), size=6, replace=False)
+        cases.append(train_case([2, 4, 1], he_weights(rng, [2, 4, 1]), points[rows],
+                                (2 * classes[rows] - 1).astype(dtype), 0.5, 2, 0.75,
+                                f"an MLP [2, 4, 1], six examples, {name}, two calls in a row"))
+    for argument, sizes, steps in (("X", [2, 4, 1], 1), ("lr", [2, 3, 3, 1], 2)):
+        found = {}
+        for name, value in declared.boundaries("train_step", argument).items():
+            found.setdefault(value, []).append(declared.drawn("train_step", argument, name))
+        for value, labels in found.items():
+            rows = rng.choice(len(points), size=6, replace=False)
+            X, lr = points[rows].copy(), 0.5
+            where = number(value) if abs(value) >= 1e-300 or value == 0 else repr(value)
+            if argument == "X":
+                planted = rng.random(X.shape) < 1 / 3
+                planted.flat[int(rng.integers(X.size))] = True
+                X[planted] = value
+                title = f"an MLP [2, 4, 1], six examples with entries of X at {where}, one call, stale .grad"
+            else:
+                lr = value
+                title = f"an MLP [2, 3, 3, 1], six examples, learning rate {where}, two calls in a row"
+            cases.append(train_case(sizes, he_weights(rng, sizes), X, 2.0 * classes[rows] - 1.0, lr, steps,
+                                    0.75 if argument == "X" else 0.0, title, labels))
     return cases
 
 

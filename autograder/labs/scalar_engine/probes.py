@@ -80,19 +80,23 @@ def _graph(spec, calls):
     return nodes
 
 
-def graph_backward(spec, prior):
+def graph_backward(spec, prior, held=None, repeat=1):
     """topological_order and backward on one graph (its last node the root), with every leaf's
-    .grad starting at `prior`: the order as node indices, every .grad, and the rules called."""
+    .grad starting at `prior` (or every node's at its entry of `held`), backward called `repeat`
+    times on the same root: the order as node indices, every .grad, and the rules called."""
     calls = []
     nodes = _graph(spec, calls)
     for node in nodes:
         if not node._prev:
             node.grad = prior
+    for node, grad in zip(nodes, held or ()):
+        node.grad = grad
     root = nodes[-1]
     where = {id(node): i for i, node in enumerate(nodes)}
     ordered = topological_order(root)
     listed = [where.get(id(n), -1) for n in ordered] if isinstance(ordered, (list, tuple)) else _kind(ordered)
-    backward(root)
+    for _ in range(repeat):
+        backward(root)
     return {"order": listed, "grads": [_plain(n.grad) for n in nodes], "calls": calls,
             "data_after": [_plain(n.data) for n in nodes]}
 
