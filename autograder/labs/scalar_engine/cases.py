@@ -759,7 +759,7 @@ DUAL_EXPRESSIONS = {
 }
 
 
-def dual_case(title, expression, values, torch_expression):
+def dual_case(title, expression, values, torch_expression, floor=TOL, drawn=()):
     with forward_ad.dual_level():
         duals = [forward_ad.make_dual(t64(v, grad=False), t64(d, grad=False)) for v, d in values.values()]
         value, derivative = (t.item() for t in forward_ad.unpack_dual(torch_expression(*duals))[:2])
@@ -769,13 +769,13 @@ def dual_case(title, expression, values, torch_expression):
     def judge(answer):
         if answer["kind"] != "Dual":
             return f"{setting}: expected a new Dual, got a {answer['kind']}"
-        return first(number_problem(answer["val"], value, f"{setting}: val"),
-                     number_problem(answer["der"], derivative, f"{setting}: der"),
+        return first(number_problem(answer["val"], value, f"{setting}: val", floor),
+                     number_problem(answer["der"], derivative, f"{setting}: der", floor),
                      *(numbers_problem(after, list(values[n]), f"{setting}: {n} (the inputs must not change)",
                                        ["val", "der"]) for n, after in zip(values, answer["inputs_after"])))
 
     return Case("B", setting, "dual", {"expression": expression, "values": {n: list(p) for n, p in values.items()}},
-                judge)
+                judge, drawn=tuple(drawn))
 
 
 def cases_B(rng):
@@ -804,6 +804,36 @@ def cases_B(rng):
             product(DUAL_EXPRESSIONS.items(), DUAL_POINTS.items()):
         x = point * (0.5 + rng.uniform())
         cases.append(dual_case(f"d/dx of {name} at {point_name}", expression, {"x": (x, 1.0)}, torch_expression))
+    return cases + planted_duals(rng)
+
+
+# The boundaries of the rules' contracts (zero, +-1e-12, +-5e-324, the largest magnitudes, e^x's
+# end at 709.78), one case per distinct value and argument, judged by relative error. In
+# dual_add and dual_mul the boundary is both val and der of its operand, the other operand
+# ordinary; dual_sin and dual_exp carry an ordinary derivative below 1 (e^709.78 is near the
+# largest float).
+PLANTED_DUALS = {"dual_add": ("ab", torch.add), "dual_mul": ("ab", torch.mul), "dual_sin": ("a", torch.sin),
+                 "dual_exp": ("a", torch.exp)}
+
+
+def planted_duals(rng):
+    cases = []
+    for function, (arguments, operation) in PLANTED_DUALS.items():
+        for argument in arguments:
+            found = {}
+            for name, value in declared.boundaries(function, argument).items():
+                found.setdefault(value, []).append(declared.drawn(function, argument, name))
+            for value, labels in found.items():
+                where = number(value) if abs(value) >= 1e-300 or value == 0 else repr(value)
+                if arguments == "ab":
+                    other = (either_sign(rng, 0.3, 2.0), either_sign(rng, 0.3, 2.0))
+                    values = {"a": (value, value), "b": other} if argument == "a" else \
+                        {"a": other, "b": (value, value)}
+                    expression = f"{function}(a, b)"
+                else:
+                    values, expression = {"a": (value, either_sign(rng, 0.3, 0.9))}, f"{function}(a)"
+                cases.append(dual_case(f"{function} with {argument} at {where}", expression, values, operation,
+                                       RELATIVE, labels))
     return cases
 
 
@@ -831,12 +861,14 @@ def mixed_signs(rng, shape):
 
 
 def array_problem(got, want, quantity):
+    """None when the tensor `got` is `want` in shape and, by relative error, in every entry: relu
+    and its mask are exact, so a tiny output or gradient is judged as closely as a large one."""
     want = np.asarray(want, dtype=np.float64)
     if not isinstance(got, np.ndarray) or got.dtype.kind not in "biuf":
         return f"{quantity}: expected a tensor of numbers, got {describe(got)}"
     if tuple(got.shape) != want.shape:
         return f"{quantity}: shape {got.shape}, expected {want.shape}"
-    wrong = ~agree(got.astype(np.float64), want)
+    wrong = ~agree(got.astype(np.float64), want, RELATIVE)
     if wrong.any():
         i = int(np.argmax(wrong.ravel()))  # the first wrong entry
         where = f" at {tuple(int(j) for j in np.unravel_index(i, want.shape))}" if want.ndim else ""
@@ -846,7 +878,9 @@ def array_problem(got, want, quantity):
     return None
 
 
-def relu_case(x, upstream, shared, title):
+def relu_case(x, upstream, shared, title, drawn=(), transposed=False):
+    """`transposed`: MyReLU receives x as the transpose of a contiguous leaf, a view whose
+    entries are not laid out in order in memory."""
     tx = t64(x)
     out = torch.relu(tx)
     (grad,) = torch.autograd.grad(out + tx if shared else out, (tx,), t64(upstream, grad=False))
@@ -863,7 +897,10 @@ def relu_case(x, upstream, shared, title):
                      array_problem(answer["x_after"], x,
                                    f"{title}: x after the call (relu_forward must not change it)"))
 
-    return Case("C", title, "custom_relu", {"x": x, "upstream": upstream, "shared": shared}, judge)
+    args = {"x": x, "upstream": upstream, "shared": shared}
+    if transposed:
+        args["transposed"] = True
+    return Case("C", title, "custom_relu", args, judge, drawn=tuple(drawn))
 
 
 def changed_case(x, shape_name):
@@ -914,6 +951,34 @@ def cases_C(rng):
     for shape_name, shape in RELU_SHAPES.items():
         x = mixed_signs(rng, shape)
         cases.append(gradcheck_case(np.where(np.abs(x) < 0.2, 0.5, x), shape_name))
+    for graph_name, shared in RELU_GRAPHS.items():
+        x, upstream = mixed_signs(rng, (3, 2)), -mixed_signs(rng, (3, 2))
+        x.flat[-1] = 0.0
+        cases.append(relu_case(x, upstream, shared, f"{graph_name}, a transposed (non-contiguous) matrix, an entry "
+                                                    "at +0.0, an upstream gradient with negative entries",
+                               transposed=True))
+    return cases + planted_relu(rng)
+
+
+# The boundaries of x's contract (zero, +-1e-12, +-5e-324, +-1e12, both sides of the kink)
+# planted in a matrix x, and those of grad_output's in the upstream gradient of a vector, one
+# case per distinct value, the other tensor of mixed signs.
+def planted_relu(rng):
+    cases = []
+    for function, argument, shape in (("relu_forward", "x", (2, 3)), ("relu_backward", "grad_output", (5,))):
+        found = {}
+        for name, value in declared.boundaries(function, argument).items():
+            found.setdefault(value, []).append(declared.drawn(function, argument, name))
+        for value, labels in found.items():
+            x, upstream = mixed_signs(rng, shape), -mixed_signs(rng, shape)
+            planted = x if argument == "x" else upstream
+            chosen = rng.random(shape) < 1 / 3
+            chosen.flat[int(rng.integers(planted.size))] = True
+            planted[chosen] = value
+            where = number(value) if abs(value) >= 1e-300 or value == 0 else repr(value)
+            shape_name = "a matrix" if len(shape) == 2 else "a vector"
+            cases.append(relu_case(x, upstream, False, f"MyReLU(x) alone, {shape_name}, {argument} with entries at "
+                                                       f"{where}", labels))
     return cases
 
 

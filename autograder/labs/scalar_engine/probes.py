@@ -136,18 +136,23 @@ def dual(expression, values):
             "inputs_after": [[_plain(d.val), _plain(d.der)] for d in leaves.values()]}
 
 
-def custom_relu(x, upstream, shared):
+def custom_relu(x, upstream, shared, transposed=False):
     """MyReLU.apply on x (plus x itself when `shared`), then backward with `upstream`: output,
-    input gradient, x afterwards."""
+    input gradient, x afterwards. `transposed`: x reaches MyReLU as the transpose of a
+    contiguous leaf (a non-contiguous view), and the gradient is read back through it."""
     import torch
 
-    tx = torch.tensor(x, dtype=torch.float64, requires_grad=True)
+    if transposed:
+        leaf = torch.tensor(_np.ascontiguousarray(_np.asarray(x).T), dtype=torch.float64, requires_grad=True)
+        tx = leaf.t()
+    else:
+        leaf = tx = torch.tensor(x, dtype=torch.float64, requires_grad=True)
     out = MyReLU.apply(tx)
     if not isinstance(out, torch.Tensor):
         return {"kind": _kind(out)}
     reply = {"kind": "Tensor", "out": out.detach().numpy().copy()}
     (out + tx if shared else out).backward(torch.as_tensor(upstream, dtype=torch.float64))
-    reply["grad"] = None if tx.grad is None else tx.grad.numpy().copy()
+    reply["grad"] = None if leaf.grad is None else (leaf.grad.t() if transposed else leaf.grad).numpy().copy()
     reply["x_after"] = tx.detach().numpy().copy()
     return reply
 
