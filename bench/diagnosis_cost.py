@@ -53,7 +53,7 @@ def grade_class(paths, options):
 
 def main():
     args = arguments(__doc__)
-    pool = Pool.launch(lab_imports())
+    pool = Pool.launch(lab_imports)
     try:
         with tempfile.TemporaryDirectory() as scratch:
             scratch = Path(scratch)
