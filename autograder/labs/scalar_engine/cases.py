@@ -98,6 +98,28 @@ def numbers_problem(got, want, quantity, names, floor=TOL):
     return None
 
 
+def unchanged(got, sent, quantity):
+    """None when `got` is exactly what was sent (a number, or a list or array of numbers in the
+    same shape): what must not change is compared bit for bit, not within a tolerance."""
+    if np.ndim(sent) == 0:
+        if not numeric(got):
+            return f"{quantity}: expected a number, got {describe(got)}"
+        return None if float(got) == float(sent) else "{}: it is {}, it was {}".format(quantity, *apart(got, sent))
+    try:
+        array = np.asarray(got, dtype=np.float64)
+    except (TypeError, ValueError):
+        return f"{quantity}: expected numbers, got {describe(got)}"
+    sent = np.asarray(sent, dtype=np.float64)
+    if array.shape != sent.shape:
+        return f"{quantity}: shape {array.shape}, it was {sent.shape}"
+    wrong = np.flatnonzero(array.ravel() != sent.ravel())
+    if wrong.size:
+        i = int(wrong[0])
+        where = f" at {tuple(int(j) for j in np.unravel_index(i, sent.shape))}" if sent.ndim > 1 else f" (entry {i})"
+        return "{}{}: it is {}, it was {}".format(quantity, where, *apart(array.flat[i], sent.flat[i]))
+    return None
+
+
 def first(*problems):
     return next((p for p in problems if p), None)
 
@@ -146,7 +168,7 @@ def node_case(activity, title, expression, values, prior, upstream, parents, op,
         return first(number_problem(answer["data"], data, f"{setting}: out.data", data_floor),
                      *(number_problem(g, w, f"{setting}: {n}.grad after out._backward()", grad_floor)
                        for n, g, w in zip(known, answer["grads"], wanted)),
-                     *(number_problem(g, values[n], f"{setting}: {n}.data (the inputs must not change)", RELATIVE)
+                     *(unchanged(g, values[n], f"{setting}: {n}.data (the inputs must not change)")
                        for n, g in zip(known, answer["inputs_after"])))
 
     args = {"expression": expression, "values": values, "prior": prior, "upstream": upstream}
@@ -771,8 +793,8 @@ def dual_case(title, expression, values, torch_expression, floor=TOL, drawn=()):
             return f"{setting}: expected a new Dual, got a {answer['kind']}"
         return first(number_problem(answer["val"], value, f"{setting}: val", floor),
                      number_problem(answer["der"], derivative, f"{setting}: der", floor),
-                     *(numbers_problem(after, list(values[n]), f"{setting}: {n} (the inputs must not change)",
-                                       ["val", "der"]) for n, after in zip(values, answer["inputs_after"])))
+                     *(unchanged(after, list(values[n]), f"{setting}: {n} as (val, der) (the inputs must not change)")
+                       for n, after in zip(values, answer["inputs_after"])))
 
     return Case("B", setting, "dual", {"expression": expression, "values": {n: list(p) for n, p in values.items()}},
                 judge, drawn=tuple(drawn))
@@ -894,8 +916,7 @@ def relu_case(x, upstream, shared, title, drawn=(), transposed=False):
         return first(array_problem(answer["out"], expected_out, f"{title}: the output"),
                      array_problem(answer["grad"], expected_grad, f"{title}: {gradient}"
                                    + (" (does relu_backward write into grad_output?)" if shared else "")),
-                     array_problem(answer["x_after"], x,
-                                   f"{title}: x after the call (relu_forward must not change it)"))
+                     unchanged(answer["x_after"], x, f"{title}: x after the call (relu_forward must not change it)"))
 
     args = {"x": x, "upstream": upstream, "shared": shared}
     if transposed:
