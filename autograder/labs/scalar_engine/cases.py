@@ -101,7 +101,7 @@ def numbers_problem(got, want, quantity, names, floor=TOL):
 def unchanged(got, sent, quantity):
     """None when `got` is exactly what was sent (a number, or a list or array of numbers in the
     same shape): what must not change is compared bit for bit, not within a tolerance."""
-    if np.ndim(sent) == 0:
+    if not isinstance(sent, np.ndarray) and np.ndim(sent) == 0:
         if not numeric(got):
             return f"{quantity}: expected a number, got {describe(got)}"
         return None if float(got) == float(sent) else "{}: it is {}, it was {}".format(quantity, *apart(got, sent))
