@@ -334,6 +334,12 @@ def planted_cases(rng, activity):
             found = {}
             for name, value in declared.boundaries(function, argument).items():
                 found.setdefault(value, []).append(declared.drawn(function, argument, name))
+            # Small magnitudes (1e-9 to 1e-3) of both signs besides the boundaries: the training
+            # step's gradients and products feed them to the primitives (test_contract_coverage.py).
+            for sign in (1.0, -1.0):
+                small = sign * 10 ** rng.uniform(-8.5, -3.5)
+                if declared.boundaries(function, argument) and (function != "log" or small > 0):
+                    found.setdefault(small, [])
             for value, labels in found.items():
                 upstream = either_sign(rng, 0.3, 0.9)
                 if function in ("add", "multiply"):
@@ -396,6 +402,7 @@ STATE_GRAPHS = {"a repeated operand": ({"repeated"}, False),
                 "fan-out (the long path as the first operand)": ({"fan-out"}, True),
                 "paths of unequal length (the long path as the first operand)": ({"unequal"}, True),
                 "a repeated operand, fan-out and paths of unequal length": ({"repeated", "fan-out", "unequal"}, False)}
+ROOT_SIZES = {"a small root (x of 1e-4 to 1e-2)": (1e-4, 1e-2), "a tiny root (x of 1e-6 to 3e-5)": (1e-6, 3e-5)}
 GRAPH_STATES = {"every node, the root and interior ones included, already holding a gradient": 1,
                 "backward called a second time on the same root": 2}
 
@@ -553,6 +560,11 @@ def cases_2(rng):
         cases.append(graph_case(f"{shape}, {leaves_name}, {prior_name}", spec, prior_of(rng, holding)))
     cases += [graph_case(f"a root that is a leaf itself, {prior_name}", [["leaf", either_sign(rng, 0.5, 2.0)]],
                          prior_of(rng, holding)) for prior_name, holding in GRAPH_PRIORS.items()]
+    # Roots whose value is small (1e-9 to 1e-3) or tiny (below 1e-9), as the loss of a training
+    # step far on the right side of every margin is (test_contract_coverage.py).
+    for name, (low, high) in ROOT_SIZES.items():
+        spec = [["leaf", either_sign(rng, low, high)], ["square", [0]]]
+        cases.append(graph_case(f"x^2 with {name}", spec, 0.0))
     for (shape, (stages, long_first)), (state, repeat) in product(STATE_GRAPHS.items(), GRAPH_STATES.items()):
         spec = graph_spec(rng, stages, 2, long_first)
         held = [either_sign(rng, 0.2, 1.5) for _ in spec] if repeat == 1 else [0.0] * len(spec)
