@@ -6,6 +6,13 @@ on what each factor is for. Where a combination has no meaning (a negative numbe
 0.5, one example with labels of both signs) it is dropped, and the comment says so. The inputs
 differ from the visible checks' (other numbers, graphs, networks and data), and the expected
 values are computed here with PyTorch in float64; they never enter the sandbox.
+
+On top of the cross products, every boundary of a function's contract (contracts.py: zero, tiny
+and subnormal values of both signs, the largest magnitudes, the ends of a range, relu's kink) is
+planted in a case of its own, which names it in Case.drawn, and the classes the notebook's
+promises make (far tails, the bands where a student clips or switches formulas, the state a call
+meets) have cases of their own. Values whose size varies over orders of magnitude are judged by
+relative error (RELATIVE), what must not change bit for bit (`unchanged`).
 """
 from functools import cache
 from itertools import product
