@@ -17,6 +17,11 @@ import torch.nn.functional as F
 
 from autograder.vocabulary import Case, apart, array_problem, as_numbers, describe, first_problem, number, plural
 
+# The lab's declared contracts (and the label maker they re-export): through the lab's own module,
+# so that this file still imports nothing of the grader but the vocabulary.
+from .contracts import CONTRACTS
+from .contracts import drawn as boundary_label
+
 # Activities whose functions call those of earlier ones. When such an activity fails and one of
 # these failed too, the grader tries it again on the reference engine. 1a and 1b are graded node
 # by node, and 2 on graphs whose operations bring their own backward rules and on plain NumPy
@@ -71,13 +76,91 @@ def float_problem(got, want, quantity, tol=TOL):
 
 
 def unchanged(after, sent, quantity):
-    return array_problem(after, sent, f"{quantity} (it must not change)", atol=1e-12, rtol=1e-12)
+    """None when `after` is exactly `sent` (array_equal, NaN equal to NaN): a value put back must be
+    the same bits, not a close one."""
+    numbers = as_numbers(after)
+    sent = np.asarray(sent, dtype=np.float64)
+    if numbers is None or numbers.shape != sent.shape:
+        return f"{quantity} (it must not change): got {describe(after)}, expected an array of shape {sent.shape}"
+    if np.array_equal(numbers, sent, equal_nan=True):
+        return None
+    where = tuple(int(i) for i in np.argwhere(~((numbers == sent) | (np.isnan(numbers) & np.isnan(sent))))[0])
+    return (f"{quantity} (it must not change): at index {where} got {float(numbers[where])!r}, expected "
+            f"{float(sent[where])!r}, exactly as it was")
+
+
+# ---------------------------------------------------------------- the contracts' boundaries
+VALUES = {(c.function, arg.name): arg.values for c in CONTRACTS for arg in c.args if arg.values is not None}
+
+
+def planted(function, argument, rng, shape, names=None, base=None):
+    """(array, labels): `base` (else ordinary values the contract admits) of `shape`, with the
+    boundaries `names` (default: every one the contract declares for `function`'s `argument`)
+    each in an entry of its own, at random places; the labels name them for Case.drawn."""
+    values = VALUES[function, argument]
+    found = values.boundaries()
+    names = list(found) if names is None else names
+    array = values.draw(rng, shape) if base is None else np.array(base, dtype=np.float64)
+    places = rng.permutation(array.size)[:len(names)]
+    assert len(places) == len(names), f"{shape} is too small for {len(names)} boundaries"
+    for place, name in zip(places, names):
+        array.flat[place] = found[name]
+    return array, tuple(boundary_label(function, argument, name) for name in names)
+
+
+def labels_of(function, argument, names=None):
+    """The Case.drawn labels of the boundaries `names` (default: all) of an argument."""
+    found = VALUES[function, argument].boundaries()
+    return tuple(boundary_label(function, argument, name) for name in (found if names is None else names))
+
+
+def relative_problem(got, want, quantity, bound=None, rtol=1e-9, floor=0.0):
+    """array_problem for values whose magnitudes vary by hundreds of orders: each entry within
+    rtol of its own size (and 1e-12 of `bound`, the size of the terms it sums, where rounding
+    may cancel), so that 1e-17 is not taken for 0 as an absolute tolerance would; equal
+    infinities agree, and so do NaNs where NaN is expected."""
+    want = np.asarray(want, dtype=np.float64)
+    numbers = as_numbers(got)
+    if numbers is None:
+        return f"{quantity}: expected a NumPy array, got {describe(got)}"
+    if numbers.shape != want.shape:
+        return f"{quantity}: shape {numbers.shape}, expected {want.shape}"
+    bound = np.zeros(want.shape) if bound is None else np.asarray(bound, dtype=np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        agree = (numbers == want) | (np.isnan(numbers) & np.isnan(want)) | \
+            (np.abs(numbers - want) <= rtol * np.abs(want) + 1e-12 * bound + floor)
+    if agree.all():
+        return None
+    wrong = ~agree
+    where = tuple(int(i) for i in np.argwhere(wrong)[0]) if want.shape else ()
+    count = int(wrong.sum())
+    shown = apart(numbers[where], want[where]) if np.isfinite([numbers[where], want[where]]).all() else \
+        (repr(float(numbers[where])), repr(float(want[where])))
+    place = f"{count} of {plural(wrong.size, 'entry', 'entries')} {'is' if count == 1 else 'are'} wrong; at index " \
+        f"{where} " if want.shape else ""
+    return (f"{quantity}: {place}got {shown[0]}, expected {shown[1]} (each entry is compared to {number(rtol)} of "
+            "its own size: a tiny value is not zero)")
 
 
 # ---------------------------------------------------------------- 1a: the primitives, node by node
-def node_case(title, expression, leaves, stale, rng):
+def node_parents(expression, names):
+    """The positions in `names` of the node's parents, in order (-1: a constant leaf made from a
+    number), as the notebook defines _prev: the operands in argument order, with multiplicity."""
+    call = re.match(r"^(\w+)\((\w+)(?:, (\w+))?", expression)
+    if call is None:  # `a * number` or `number * a`: a, then the constant
+        return [names.index("a"), -1]
+    operands = call.groups()[1:] if call.group(1) in ("multiply", "matmul") else call.groups()[1:2]
+    return [names.index(operand) for operand in operands]
+
+
+LINEAR = ("multiply", "matmul", "reduce_sum")  # on absolute values, these give the size of the terms they sum
+
+
+def node_case(title, expression, leaves, stale, rng, drawn=(), relative=False):
     """`expression` on Tensor leaves holding `leaves` (.grad holding a random earlier gradient
-    when `stale`), its backward rule run once with a random out.grad, against PyTorch."""
+    when `stale`), its backward rule run once with a random out.grad, against PyTorch. Where
+    `relative`, every entry is judged to 1e-9 of its own size (relative_problem), the sums of
+    products to 1e-12 of the terms they add."""
     priors = {name: rng.normal(size=np.shape(v)) if stale else np.zeros(np.shape(v)) for name, v in leaves.items()}
     twins = {name: t64(v) for name, v in leaves.items()}
     out = eval(expression, dict(TORCH), dict(twins))
@@ -86,9 +169,22 @@ def node_case(title, expression, leaves, stale, rng):
     value = out.detach().numpy()
     wanted = [priors[name] + g.numpy() for name, g in zip(leaves, grads)]
     names = list(leaves)
+    value_bound, grad_bounds = np.abs(value), [np.abs(p) + np.abs(g.numpy()) for p, g in zip(priors.values(), grads)]
+    if relative and expression.startswith(LINEAR):
+        sizes = {name: t64(np.abs(v)) for name, v in leaves.items()}
+        summed = eval(expression, dict(TORCH), dict(sizes))
+        value_bound = summed.detach().numpy()
+        grad_bounds = [np.abs(p) + g.numpy() for p, g in zip(priors.values(), torch.autograd.grad(
+            summed, list(sizes.values()), t64(np.abs(upstream), grad=False)))]
     setting = (f"{title}: {expression} with " + ", ".join(f"{n} of shape {shape_text(np.shape(v))}"
                                                           for n, v in leaves.items())
                + (", .grad already holding an earlier gradient" if stale else ", .grad starting at zero"))
+    parents = node_parents(expression, names)
+
+    def compare(got, want, quantity, bound):
+        if relative:
+            return relative_problem(got, want, quantity, bound)
+        return array_problem(got, want, quantity)
 
     def judge(answer):
         if answer["kind"] == "input":
@@ -96,16 +192,19 @@ def node_case(title, expression, leaves, stale, rng):
         if answer["kind"] != "Tensor":
             return f"{setting}: expected a new Tensor, got a {answer['kind']}"
         prev = answer["prev"]
-        if not isinstance(prev, list) or not all(i in prev for i in range(len(names))):
-            return f"{setting}: the new node's _prev must hold its parents ({', '.join(names)}); got {prev}"
+        if prev != parents:
+            shown = ", ".join(names[i] if i >= 0 else "a constant" for i in parents)
+            return (f"{setting}: the new node's _prev must be ({shown}), its parents in argument order, each as often "
+                    f"as it is an operand; got {prev if not isinstance(prev, list) else len(prev)} "
+                    f"{'entries' if isinstance(prev, list) else ''}".rstrip())
         return first_problem(
-            array_problem(answer["data"], value, f"{setting}: out.data"),
-            *(array_problem(g, w, f"{setting}: {n}.grad after out._backward() with a random out.grad")
-              for n, g, w in zip(names, answer["grads"], wanted)),
+            compare(answer["data"], value, f"{setting}: out.data", value_bound),
+            *(compare(g, w, f"{setting}: {n}.grad after out._backward() with a random out.grad", b)
+              for n, g, w, b in zip(names, answer["grads"], wanted, grad_bounds)),
             *(unchanged(after, leaves[n], f"{setting}: {n}.data") for n, after in zip(names, answer["data_after"])))
 
     return Case("1a", setting, "node", {"expression": expression, "leaves": leaves, "priors": priors,
-                                         "upstream": upstream}, judge)
+                                         "upstream": upstream}, judge, drawn=tuple(drawn))
 
 
 # The .grad of the leaves starts at zero or already holds a gradient from an earlier pass (a rule
@@ -189,6 +288,75 @@ def cases_1a(rng):
                     x.flat[0], x.flat[1] = 0.0, -0.0
             cases.append(node_case(f"{function} on {shape_name} with {input_name}", f"{function}(a)", {"a": x},
                                    True, rng))
+    return cases + cases_1a_thresholds(rng) + cases_1a_boundaries(rng)
+
+
+# Where students invent thresholds: exp clipped below 710 or above -30, log given an epsilon,
+# relu's test written as a > 1e-9 or as a * (a > 0) (NaN at -inf). Each band on a (3, 4) matrix
+# that also holds the contract's boundaries of that side (contracts.py: 709.78, -inf, 5e-324,
+# inf, ...), and on a 0-d tensor inside the band. Each entry is judged to 1e-9 of its own size
+# and .grad starts at zero, so that a tail of 1e-300 that came back 0 shows. 6 x 2 = 12 cases.
+THRESHOLDS = {
+    "exp": {"large inputs from 500 to 709.78": (lambda r, n: r.uniform(500.0, 709.78, n),
+                                                ["a large positive value", "the high end 709.78",
+                                                 "just inside the high end 709.78"]),
+            "a far negative tail from -700 to -30": (lambda r, n: r.uniform(-700.0, -30.0, n),
+                                                     ["zero", "a tiny positive value", "a tiny negative value",
+                                                      "a subnormal positive value", "a subnormal negative value",
+                                                      "a large negative value", "-inf"])},
+    "log": {"inputs from 1e-13 to 1e-9, where an epsilon shows": (lambda r, n: 10.0 ** r.uniform(-13, -9, n),
+                                                                  ["a tiny positive value", "a subnormal positive value",
+                                                                   "the low end 0", "just inside the low end 0"]),
+            "inputs from 1e3 to 1e12, and inf": (lambda r, n: 10.0 ** r.uniform(3, 12, n),
+                                                 ["a large positive value", "inf"])},
+    "relu": {"tiny values of both signs at the kink, 1e-300 to 1e-9": (
+                 lambda r, n: r.choice([-1.0, 1.0], n) * 10.0 ** r.uniform(-300, -9, n),
+                 ["zero", "the kink at 0", "just above the kink at 0", "just below the kink at 0",
+                  "a subnormal positive value", "a subnormal negative value", "a tiny positive value",
+                  "a tiny negative value"]),
+             "large magnitudes of both signs, and infinities": (
+                 lambda r, n: r.choice([-1.0, 1.0], n) * 10.0 ** r.uniform(3, 12, n),
+                 ["a large positive value", "a large negative value", "inf", "-inf"])},
+}
+
+
+def cases_1a_thresholds(rng):
+    cases = []
+    for function, bands in THRESHOLDS.items():
+        for band_name, (draw, names) in bands.items():
+            x, labels = planted(function, "a", rng, (3, 4), names, base=draw(rng, 12).reshape(3, 4))
+            cases.append(node_case(f"{function} on a (3, 4) matrix with {band_name}", f"{function}(a)", {"a": x},
+                                   False, rng, labels, relative=True))
+            point = np.array(abs(draw(rng, 1)[0]) if function == "relu" else draw(rng, 1)[0])
+            cases.append(node_case(f"{function} on a 0-d tensor with {band_name}", f"{function}(a)", {"a": point},
+                                   False, rng, relative=True))
+    return cases
+
+
+# The contract's boundaries of the linear primitives (0, ±1e-12, ±5e-324, ±1e12 in every operand),
+# judged entry by entry: multiply on operands of one shape (fresh .grad) and broadcast (stale),
+# matmul, and reduce_sum; and reduce_sum called with its defaults left out (axis, keepdims or
+# both), as `x.sum()` calls it. 7 cases.
+def cases_1a_boundaries(rng):
+    cases = []
+    for title, shapes, stale in (("two tensors of one shape holding the boundaries", ((3, 4), (3, 4)), False),
+                                 ("a (3, 2, 4) tensor and a broadcast (2, 4) one holding the boundaries",
+                                  ((3, 2, 4), (2, 4)), True)):
+        (a, first), (b, second) = (planted("multiply", name, rng, shape) for name, shape in zip("ab", shapes))
+        cases.append(node_case(f"multiply on {title}", "multiply(a, b)", {"a": a, "b": b}, stale, rng,
+                               first + second, relative=True))
+    (a, first), (b, second) = planted("matmul", "a", rng, (3, 4)), planted("matmul", "b", rng, (4, 3))
+    cases.append(node_case("matmul on matrices holding the boundaries", "matmul(a, b)", {"a": a, "b": b}, True, rng,
+                           first + second, relative=True))
+    a, labels = planted("reduce_sum", "a", rng, (3, 4))
+    cases.append(node_case("reduce_sum of a matrix holding the boundaries over axis 0, keepdims left out",
+                           "reduce_sum(a, 0)", {"a": a}, True, rng, labels, relative=True))
+    for title, expression, shape in (("everything, axis and keepdims left out", "reduce_sum(a)", (2, 3, 4)),
+                                     ("everything, keepdims=True by name, axis left out",
+                                      "reduce_sum(a, keepdims=True)", (3, 3)),
+                                     ("axis -1, keepdims left out", "reduce_sum(a, -1)", (2, 3, 4))):
+        cases.append(node_case(f"reduce_sum of a {shape_text(shape)} array over {title}", expression,
+                               {"a": rng.normal(size=shape)}, True, rng))
     return cases
 
 
