@@ -375,13 +375,32 @@ LOSS_SCALES = {"moderate logits": 2.0, "logits of size 1000": 1000.0}
 UPSTREAMS = {"out.grad = 1": 1.0, "out.grad = -0.6": -0.6}
 
 
-def loss_case(logits, labels, upstream, stale, title, rng):
+EPS = np.finfo(np.float64).eps
+
+
+def loss_case(logits, labels, upstream, stale, title, rng, drawn=(), relative=False):
+    """cross_entropy on `logits` and `labels` (of the dtype they come in), against PyTorch. Where
+    `relative`, the loss is judged to 1e-9 of its size beyond the rounding of its row shift
+    (64 eps of the rows' largest logit), and each entry of the gradient to 1e-9 of its own size:
+    a probability of 1e-17 is not 0. Only P - 1 at the labels' entries keeps an absolute
+    allowance of 64 eps, its own rounding."""
     twin = t64(logits)
-    loss = F.cross_entropy(twin, torch.from_numpy(labels))
+    loss = F.cross_entropy(twin, torch.from_numpy(labels.astype(np.int64)))
     (grad,) = torch.autograd.grad(loss, (twin,), t64(upstream, grad=False))
     prior = rng.normal(size=logits.shape) if stale else np.zeros(logits.shape)
     value, wanted = loss.item(), prior + grad.numpy()
-    setting = f"cross_entropy on {title}, labels {labels.tolist()}"
+    n = len(labels)
+    at_labels = np.zeros(logits.shape)
+    at_labels[np.arange(n), labels.astype(np.int64)] = 1.0
+    loss_floor = 64 * EPS * float(np.mean(np.maximum(1.0, np.max(np.abs(logits), axis=1))))
+    grad_floor = 64 * EPS * abs(upstream) / n * at_labels + 4 * EPS * np.abs(prior)
+    kind = "" if labels.dtype == np.int64 else f" of dtype {labels.dtype}"
+    setting = f"cross_entropy on {title}, labels{kind} {labels.tolist()}"
+
+    def compare(got, want, quantity, floor):
+        if relative:
+            return relative_problem(got, want, quantity, floor=floor)
+        return array_problem(got, want, quantity)
 
     def judge(answer):
         if answer["kind"] != "Tensor":
@@ -392,16 +411,18 @@ def loss_case(logits, labels, upstream, stale, title, rng):
         data = as_numbers(answer["data"])
         if data is None or data.shape != ():
             return f"{setting}: the loss's data must be a 0-d array (a scalar), got {describe(answer['data'])}"
-        return first_problem(float_problem(float(data), value, f"{setting}: the loss"),
-                             array_problem(answer["grad"], wanted, f"{setting}: logits.grad after out._backward()"),
-                             array_problem(answer["grad_again"], wanted + grad.numpy(),
-                                           f"{setting}: logits.grad after a second out._backward() (a second "
-                                           "backward through the same graph adds the same gradient again; the "
-                                           "rule must leave what the forward pass saved as it was)"),
-                             unchanged(answer["data_after"], logits, f"{setting}: logits.data"))
+        return first_problem(
+            relative_problem(data, value, f"{setting}: the loss", floor=loss_floor) if relative else
+            float_problem(float(data), value, f"{setting}: the loss"),
+            compare(answer["grad"], wanted, f"{setting}: logits.grad after out._backward()", grad_floor),
+            compare(answer["grad_again"], wanted + grad.numpy(),
+                    f"{setting}: logits.grad after a second out._backward() (a second backward through the same "
+                    "graph adds the same gradient again; the rule must leave what the forward pass saved as it "
+                    "was)", 2 * grad_floor),
+            unchanged(answer["data_after"], logits, f"{setting}: logits.data"))
 
     return Case("1b", setting, "loss_node", {"logits": logits, "labels": labels, "prior": prior,
-                                             "upstream": np.array(upstream)}, judge)
+                                             "upstream": np.array(upstream)}, judge, drawn=tuple(drawn))
 
 
 def cases_1b(rng):
@@ -419,6 +440,54 @@ def cases_1b(rng):
             labels[0] = labels[-1] = k - 1  # a repeated label
         title = f"{shape_name}, {scale_name}, {up_name}, {prior_name}"
         cases.append(loss_case(logits, labels, upstream, stale, title, rng))
+    return cases + cases_1b_margins(rng)
+
+
+# Where students switch formulas or drop what looks negligible: each row's label logit above
+# every other by a margin drawn from a band (10 to 20, where exp(-margin) is 2e-9 to 5e-5;
+# 20 to 40; far tails of 40 to 700, where a probability is 1e-17 to 1e-304 and not 0), or below
+# the others by 10 to 700 (a loss of that size). Crossed with the labels' integer dtype (int64,
+# as in the notebook, or another integer dtype: int32, uint8, int16, uint64): 4 x 2 = 8 cases on
+# 5 examples of 4 classes, logits.grad starting at zero so that tiny entries show, judged entry
+# by entry. Then logits holding the contract's boundaries (0, ±1e-12, ±5e-324, ±1e12): 2 cases.
+MARGINS = {"a margin of 10 to 20 above the other logits": (10.0, 20.0, 1.0),
+           "a margin of 20 to 40 above the other logits": (20.0, 40.0, 1.0),
+           "far tails, margins of 40 to 700 above the other logits": (40.0, 700.0, 1.0),
+           "the label's logit 10 to 700 below the others": (10.0, 700.0, -1.0)}
+LABEL_DTYPES = {"int64 labels": (np.int64,), "labels of another integer dtype": (np.int32, np.uint8, np.int16,
+                                                                                np.uint64)}
+
+
+def margin_logits(rng, shape, labels, low, high, side):
+    """Logits whose label entry is above (side 1) or below (side -1) every other entry of its row
+    by a margin drawn from [low, high] (log-uniformly, so that every decade of the band shows)."""
+    logits = rng.normal(size=shape) * 2.0
+    for row, label in enumerate(labels):
+        gaps = np.exp(rng.uniform(np.log(low), np.log(high), size=shape[1]))
+        others = [k for k in range(shape[1]) if k != label]
+        if side > 0:
+            logits[row, others] = logits[row, label] - gaps[others]
+        else:
+            logits[row, label] = logits[row, others].min() - gaps[label]
+    return logits
+
+
+def cases_1b_margins(rng):
+    cases = []
+    for index, ((margin_name, (low, high, side)), (dtype_name, dtypes)) in \
+            enumerate(product(MARGINS.items(), LABEL_DTYPES.items())):
+        dtype = dtypes[index // 2 % len(dtypes)]
+        labels = rng.integers(0, 4, size=5).astype(dtype)
+        logits = margin_logits(rng, (5, 4), labels, low, high, side)
+        upstream = 1.0 if index % 2 == 0 else -0.6
+        cases.append(loss_case(logits, labels, upstream, False, f"5 examples of 4 classes, {margin_name}, "
+                               f"{dtype_name}, out.grad = {number(upstream)}", rng, relative=True))
+    for dtype, stale in ((np.int64, False), (np.uint8, True)):
+        logits, labels_drawn = planted("cross_entropy", "logits", rng, (4, 3))
+        labels = rng.integers(0, 3, size=4).astype(dtype)
+        cases.append(loss_case(logits, labels, 1.0, stale, "4 examples of 3 classes, logits holding 0, ±1e-12, "
+                               f"±5e-324 and ±1e12, {'stale' if stale else 'fresh'} .grad", rng, labels_drawn,
+                               relative=True))
     return cases
 
 
