@@ -497,15 +497,18 @@ def cases_1b_margins(rng):
 #   a tensor used twice   H = relu(A @ W) enters H * H, and both add to H's gradient;
 #   a bias over rows      A @ W + b with b of shape (k,), copied into every row;
 #   a column over columns H * c + H with c of shape (n, 1): H used twice, c broadcast;
-#   unequal paths         s feeds the output directly and through s * s, short path first, so a
-#                         node reached early by a depth-first search is not yet complete;
+#   unequal paths         s feeds the output directly and through s * s, the short path first or
+#                         the long one first (the root's parents in either order), so that a node
+#                         reached early by a depth-first search from either side is not yet complete;
 #   a chain               200 operations in a row, each scaling by -1 or 1 (depth, not width);
 #   shared doublings      10 doublings n + n: 1,024 paths through 11 nodes, each rule to run once.
 # The root is summed to a scalar, or left a matrix (seeded with ones); the leaves' .grad starts
 # at zero or holds a stale gradient that backward must add to. Crossed in full:
-# 6 x 2 x 2 = 24 graphs, plus a root that is a leaf itself (its .grad becomes ones).
+# 7 x 2 x 2 = 28 graphs, plus a root that is a leaf itself (its .grad becomes ones, whether it
+# held zeros or an earlier gradient): 2 cases.
 GRAPHS = {"a tensor used twice": "twice", "a bias broadcast over rows": "bias",
-          "a column broadcast over columns": "column", "paths of unequal length": "unequal",
+          "a column broadcast over columns": "column", "paths of unequal length, the short one first": "unequal",
+          "paths of unequal length, the long one first": "unequal_long",
           "a chain of 200 operations": "chain", "10 doublings n + n (1,024 paths, 11 nodes)": "doublings"}
 ROOTS = {"a scalar root": "scalar", "a matrix root seeded with ones": "matrix"}
 LEAF_PRIORS = {"leaves' .grad starting at zero": False, "leaves' .grad holding an earlier gradient": True}
@@ -528,12 +531,12 @@ def graph_spec(kind, rng):
     elif kind == "column":
         H, c = put("leaf", rng.normal(size=(3, 4))), put("leaf", rng.normal(size=(3, 1)))
         last = put("add", [put("mul", [H, c]), H])
-    elif kind == "unequal":
+    elif kind in ("unequal", "unequal_long"):
         x = put("leaf", rng.normal(size=(2, 3)))
         s = put("scale", [x], 0.5)
         square = put("mul", [s, s])
         deeper = put("scale", [put("scale", [square], 2.0)], 0.5)
-        last = put("add", [s, deeper])
+        last = put("add", [s, deeper] if kind == "unequal" else [deeper, s])
     elif kind == "chain":
         last = put("leaf", rng.normal(size=(2, 2)))
         for step in range(200):
@@ -559,32 +562,48 @@ def torch_graph(spec):
     return nodes
 
 
-def graph_case(title, spec, priors):
+def engine_grads(spec, priors):
+    """Every node's .grad after the notebook's backward on `spec`, where node m's .grad held
+    priors[m] beforehand (None: zeros). backward resets nothing but the root, which it seeds with
+    ones, so what a node held flows on with what reaches it: node n ends with the derivative of
+    sum(root) + sum over m of <m, priors[m]> (the root's own prior left out), which PyTorch
+    gives for interior nodes too."""
     nodes = torch_graph(spec)
     root = nodes[-1]
-    grads = torch.autograd.grad(root, nodes[:-1], torch.ones_like(root), allow_unused=True) if len(nodes) > 1 else ()
-    wanted = []
-    for node, grad, prior in zip(nodes[:-1], grads, priors):
-        g = np.zeros(tuple(node.shape)) if grad is None else grad.numpy()
-        wanted.append(g + (prior if prior is not None else 0.0))
-    wanted.append(np.ones(tuple(root.shape)) + (priors[-1] if priors[-1] is not None else 0.0))
-    rules = [i for i, (op, *_) in enumerate(spec) if op != "leaf"]
-    names = [f"leaf {i}" + (" (its .grad held an earlier gradient)" if priors[i] is not None and np.any(priors[i])
-                            else "") if op == "leaf" else f"node {i} ({op})" for i, (op, *_) in enumerate(spec)]
-    names[-1] = "the root" if spec[-1][0] != "leaf" else "the root, a leaf"
+    total = root.sum()
+    for node, prior in zip(nodes[:-1], priors[:-1]):
+        if prior is not None:
+            total = total + (node * t64(prior, grad=False)).sum()
+    found = torch.autograd.grad(total, nodes[:-1], allow_unused=True) if len(nodes) > 1 else ()
+    grads = [np.zeros(tuple(n.shape)) if g is None else g.numpy() for n, g in zip(nodes[:-1], found)]
+    return grads + [np.ones(tuple(root.shape))]
+
+
+def graph_case(title, spec, priors, repeat=1):
+    """backward on `spec`, its nodes' .grad holding `priors` beforehand, run `repeat` times."""
+    wanted = engine_grads(spec, priors)
+    for _ in range(repeat - 1):  # a second backward meets every .grad the first one left
+        wanted = engine_grads(spec, wanted)
+    rules = sorted([i for i, (op, *_) in enumerate(spec) if op != "leaf"] * repeat)
+    held = [prior is not None and bool(np.any(prior)) for prior in priors]
+    names = [(f"leaf {i}" if op == "leaf" else f"node {i} ({op})")
+             + (" (its .grad held an earlier gradient)" if held[i] else "") for i, (op, *_) in enumerate(spec)]
+    names[-1] = ("the root" if spec[-1][0] != "leaf" else "the root, a leaf") + \
+        (" (its .grad held an earlier gradient: backward seeds it with ones)" if held[-1] else "")
     sent = [entry[1] for entry in spec if entry[0] == "leaf"]
     title = f"backward on {title}"
+    times = "exactly once" if repeat == 1 else f"exactly once per backward ({repeat} backward calls)"
 
     def judge(answer):
         # The calls first: a rule run twice or never is the cause of the wrong .grad it leaves,
         # and the more useful thing to tell.
         calls = answer["calls"]
         if sorted(calls) != rules:
-            repeated = sorted({i for i in calls if calls.count(i) > 1})
-            missing = sorted(set(rules) - set(calls))
+            repeated = sorted({i for i in calls if calls.count(i) > repeat})
+            missing = sorted({i for i in rules if calls.count(i) < repeat})
             detail = (f"the rule of node {repeated[0]} ran {calls.count(repeated[0])} times" if repeated
-                      else f"the rule of node {missing[0]} never ran")
-            return f"{title}: backward must call each node's _backward exactly once; {detail}"
+                      else f"the rule of node {missing[0]} ran {calls.count(missing[0])} times")
+            return f"{title}: backward must call each node's _backward {times}; {detail}"
         got = answer["grads"]
         for name, g, w in zip(names, got, wanted):
             problem = array_problem(g, w, f"{title}: the .grad of {name} after backward")
@@ -593,7 +612,7 @@ def graph_case(title, spec, priors):
         leaf_data = [d for d, entry in zip(answer["data_after"], spec) if entry[0] == "leaf"]
         return first_problem(*(unchanged(d, s, f"{title}: a leaf's data") for d, s in zip(leaf_data, sent)))
 
-    return Case("2", title, "graph", {"spec": spec, "priors": priors}, judge)
+    return Case("2", title, "graph", {"spec": spec, "priors": priors, "repeat": repeat}, judge)
 
 
 def cases_2_graphs(rng):
@@ -608,6 +627,35 @@ def cases_2_graphs(rng):
         cases.append(graph_case(f"{graph_name}, {root_name}, {prior_name}", spec, priors))
     leaf = rng.normal(size=(2, 3))
     cases.append(graph_case("a root that is a leaf itself", [["leaf", leaf]], [np.zeros((2, 3))]))
+    cases.append(graph_case("a root that is a leaf itself, its .grad holding an earlier gradient",
+                            [["leaf", rng.normal(size=(3,))]], [rng.normal(size=(3,))]))
+    return cases + cases_2_states(rng)
+
+
+# The state backward meets: every node, the root and the interior ones included, holding a
+# gradient already (as after an earlier backward through a graph that is used again: the root is
+# seeded with ones, the rest is reset by nothing and flows on), one graph of each shape with the
+# root alternately a scalar and a matrix: 7 cases. And a second backward on the same graph,
+# leaves' .grad stale, as a loss whose graph is kept and differentiated again: 3 cases.
+SECOND_BACKWARD = ("twice", "unequal_long", "bias")
+
+
+def cases_2_states(rng):
+    cases = []
+    for index, (graph_name, kind) in enumerate(GRAPHS.items()):
+        spec, last = graph_spec(kind, rng)
+        if index % 2 == 0:
+            spec.append(["total", [last]])
+        priors = [rng.normal(size=tuple(node.shape)) for node in torch_graph(spec)]
+        cases.append(graph_case(f"{graph_name}, {'a scalar root' if index % 2 == 0 else 'a matrix root'}, every "
+                                "node's .grad, the root's and the interior ones' included, holding an earlier "
+                                "gradient", spec, priors))
+    for kind in SECOND_BACKWARD:
+        spec, last = graph_spec(kind, rng)
+        spec.append(["total", [last]])
+        priors = [rng.normal(size=np.shape(entry[1])) if entry[0] == "leaf" else None for entry in spec]
+        name = next(name for name, k in GRAPHS.items() if k == kind)
+        cases.append(graph_case(f"{name}, a scalar root, backward called twice on it", spec, priors, repeat=2))
     return cases
 
 
@@ -655,10 +703,10 @@ def differences(f, arrays, h):
 def central(expression, arrays, h):
     """The central differences of the expression, computed here, entry by entry."""
     held = {name: np.array(value, dtype=np.float64) for name, value in arrays.items()}
-    return differences(lambda: float(eval(expression, {}, {"exp": np.exp, **held})), held.values(), h)
+    return differences(lambda: float(eval(expression, {}, {"exp": np.exp, "tanh": np.tanh, **held})), held.values(), h)
 
 
-def numeric_case(title, expression, arrays, h, layout="C"):
+def numeric_case(title, expression, arrays, h, layout="C", drawn=()):
     if h is None:
         twins = {name: t64(value) for name, value in arrays.items()}
         out = eval(expression, {}, {"exp": torch.exp, **twins})
@@ -683,7 +731,7 @@ def numeric_case(title, expression, arrays, h, layout="C"):
               for name, after in zip(names, answer["after"])))
 
     return Case("2", title, "numeric", {"expression": expression, "arrays": arrays, "h": h, "layout": layout},
-                judge)
+                judge, drawn=tuple(drawn))
 
 
 def cases_2_numeric(rng):
@@ -694,6 +742,26 @@ def cases_2_numeric(rng):
     for (name, (expression, shapes)), layout in zip(EXPRESSIONS.items(), LAYOUTS.values()):
         arrays = {key: rng.uniform(-0.3, 1.0, size=shape) for key, shape in shapes.items()}
         cases.append(numeric_case(name, expression, arrays, None, layout))
+    return cases + cases_2_numeric_boundaries(rng)
+
+
+# The contract's boundaries: arrays holding 0, ±1e-12, ±5e-324 and ±1e12 (through tanh, so that f
+# stays of order 1 and its differences mean something at every entry), at h = 1e-4; and the step
+# at its own boundaries, 5e-324 (x ± h is x: every estimate 0, unless h is ignored), 1e-12 and 1,
+# each compared with the central differences computed here at that step. 4 cases.
+BOUNDED = "(tanh(A) * tanh(B)).sum()"
+STEP_BOUNDARIES = {5e-324: ("a subnormal positive value", "the low end 0"),
+                   1e-12: ("a tiny positive value", "just inside the low end 0"), 1.0: ("a large positive value",)}
+
+
+def cases_2_numeric_boundaries(rng):
+    A, labels = planted("numerical_grad", "arrays", rng, (3, 4))
+    cases = [numeric_case("sum(tanh(A) * tanh(B)), A holding 0, ±1e-12, ±5e-324 and ±1e12", BOUNDED,
+                          {"A": A, "B": rng.normal(size=(4,))}, 1e-4, drawn=labels)]
+    for h, names in STEP_BOUNDARIES.items():
+        arrays = {"A": rng.normal(size=(2, 3)), "B": rng.normal(size=(3,))}
+        cases.append(numeric_case("sum(tanh(A) * tanh(B))", BOUNDED, arrays, h,
+                                  drawn=labels_of("numerical_grad", "h", names)))
     return cases
 
 

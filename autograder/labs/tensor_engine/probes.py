@@ -110,11 +110,11 @@ def _rule(node, parents, op, calls, index):
     return rule
 
 
-def graph(spec, priors):
+def graph(spec, priors, repeat=1):
     """Build the graph `spec` ([op, parent indices, extra] per node, leaves first as
-    ["leaf", array]) with this file's backward rules, give every leaf the .grad in `priors`,
-    and run the student's backward on the last node. Every node's .grad afterwards, the rules
-    that ran (by node index), and every node's data."""
+    ["leaf", array]) with this file's backward rules, give every node the .grad in `priors`
+    (None: left as made), and run the student's backward on the last node `repeat` times. Every
+    node's .grad afterwards, the rules that ran (by node index), and every node's data."""
     calls, nodes = [], []
     for index, (op, *rest) in enumerate(spec):
         if op == "leaf":
@@ -143,7 +143,8 @@ def graph(spec, priors):
     for made, prior in zip(nodes, priors):
         if prior is not None:
             made.grad = _np.array(prior, dtype=_np.float64)
-    backward(nodes[-1])
+    for _ in range(repeat):
+        backward(nodes[-1])
     return {"grads": [_snap(n.grad) for n in nodes], "calls": calls, "data_after": [_snap(n.data) for n in nodes]}
 
 
