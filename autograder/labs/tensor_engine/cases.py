@@ -787,33 +787,41 @@ BATCHING = {"12 examples in batches of 4": (12, 4), "10 examples in batches of 4
 STALE = {"fresh .grad": False, "stale .grad": True}
 
 
-def zero_case(title, datas, grads, unbounded):
+def zero_case(title, datas, grads, unbounded, drawn=()):
     title = f"zero_grad on {title}"
 
     def judge(answer):
         return first_problem(
-            *(array_problem(g, np.zeros(np.shape(d)), f"{title}: parameter {i}'s .grad after zero_grad")
+            *(relative_problem(g, np.zeros(np.shape(d)), f"{title}: parameter {i}'s .grad after zero_grad (zeros "
+                               "exactly, of the parameter's shape)")
               for i, (g, d) in enumerate(zip(answer["grads"], datas))),
             *(unchanged(after, d, f"{title}: parameter {i}'s .data") for i, (after, d) in
               enumerate(zip(answer["datas"], datas))))
 
-    return Case("3", title, "zero", {"datas": datas, "grads": grads, "unbounded": unbounded}, judge)
+    return Case("3", title, "zero", {"datas": datas, "grads": grads, "unbounded": unbounded}, judge,
+                drawn=tuple(drawn))
 
 
-def step_case(title, datas, grads, lr):
-    title = f"sgd_step on {title}, lr {number(lr)}"
+def step_case(title, datas, grads, lr, drawn=()):
+    """sgd_step, judged to the rounding of data - lr * grad itself (4 eps of its terms): a step of
+    lr 1e-12 moves data by 1e-12, which an absolute tolerance would not see."""
+    title = f"sgd_step on {title}, lr {number(lr)}{' (an int)' if isinstance(lr, int) else ''}"
+    wanted = [d - lr * g for d, g in zip(datas, grads)]
+    floors = [4 * EPS * (np.abs(d) + np.abs(lr * g)) for d, g in zip(datas, grads)]
 
     def judge(answer):
         return first_problem(
-            *(array_problem(after, d - lr * g, f"{title}: parameter {i}'s .data after the step (data - lr * grad)")
-              for i, (after, d, g) in enumerate(zip(answer["datas"], datas, grads))),
+            *(relative_problem(after, w, f"{title}: parameter {i}'s .data after the step (data - lr * grad)",
+                               rtol=0.0, floor=f)
+              for i, (after, w, f) in enumerate(zip(answer["datas"], wanted, floors))),
             *(unchanged(after, g, f"{title}: parameter {i}'s .grad") for i, (after, g) in
               enumerate(zip(answer["grads"], grads))),
-            *(array_problem(held, d - lr * g, f"{title}: the array parameter {i}'s .data held before the step "
-                            "(sgd_step updates it in place, so that whoever holds it sees the step)")
-              for i, (held, d, g) in enumerate(zip(answer["held"], datas, grads))))
+            *(relative_problem(held, w, f"{title}: the array parameter {i}'s .data held before the step "
+                               "(sgd_step updates it in place, so that whoever holds it sees the step)", rtol=0.0,
+                               floor=f)
+              for i, (held, w, f) in enumerate(zip(answer["held"], wanted, floors))))
 
-    return Case("3", title, "step", {"datas": datas, "grads": grads, "lr": lr}, judge)
+    return Case("3", title, "step", {"datas": datas, "grads": grads, "lr": lr}, judge, drawn=tuple(drawn))
 
 
 def torch_epoch(arrays, X, y, order, batch_size, lr):
@@ -832,9 +840,19 @@ def torch_epoch(arrays, X, y, order, batch_size, lr):
     return losses, [leaf.detach().numpy() for leaf in leaves]
 
 
-def epoch_case(title, arrays, stale, X, y, order, batch_size, lr):
+def epoch_case(title, arrays, stale, X, y, order, batch_size, lr, drawn=()):
+    """train_epoch against PyTorch, update by update; where lr is tiny, each parameter's move
+    (after - before) is judged too, to 1e-6 of its size beyond 64 eps of the parameter: a
+    move of 1e-12 must happen."""
     losses, params = torch_epoch(arrays, X, y, order, batch_size, lr)
     title = f"train_epoch with {title}, lr {number(lr)}"
+    tiny = lr < 1e-6
+
+    def moved(got, want, before, quantity):
+        if not tiny or as_numbers(got) is None or np.shape(got) != np.shape(want):
+            return None
+        return relative_problem(as_numbers(got) - before, want - before, quantity, rtol=1e-6,
+                                floor=64 * EPS * np.abs(before))
 
     def judge(answer):
         got = answer["losses"]
@@ -845,10 +863,13 @@ def epoch_case(title, arrays, stale, X, y, order, batch_size, lr):
             if problem:
                 return problem
         return first_problem(*(array_problem(g, w, f"{title}: parameter {i} after the epoch")
-                               for i, (g, w) in enumerate(zip(answer["params"], params))))
+                               for i, (g, w) in enumerate(zip(answer["params"], params))),
+                             *(moved(g, w, a, f"{title}: how far parameter {i} moved in the epoch (every batch "
+                                              "takes its step, however small lr is)")
+                               for i, (g, w, a) in enumerate(zip(answer["params"], params, arrays))))
 
     return Case("3", title, "epoch", {"arrays": arrays, "stale": stale, "X": X, "y": y, "order": order,
-                                      "batch_size": batch_size, "lr": lr}, judge)
+                                      "batch_size": batch_size, "lr": lr}, judge, drawn=tuple(drawn))
 
 
 def network_arrays(sizes, rng, bias=0.2):
@@ -873,6 +894,34 @@ def cases_3(rng):
         lr = float(rng.choice([0.3, 0.8]))
         cases.append(epoch_case(f"{model_name}, {batch_name}, {stale_name}", arrays, grads, X, y,
                                 rng.permutation(n).astype(np.int64), batch, lr))
+    return cases + cases_3_boundaries(rng)
+
+
+# The contracts' boundaries: zero_grad on .grad holding 0, ±1e-12, ±5e-324, ±1e12, ±inf and NaN
+# (and .data holding them too, to be left exactly as it was); sgd_step on parameters holding
+# 0, ±1e-12, ±5e-324 and ±1e12 at lr 0.1, at the step's boundaries 5e-324, 1e-12 and 1, and at
+# lr 2 given as an int; train_epoch at lr 5e-324, 1e-12 and 1 (one batch of 4 examples, then a
+# smaller one of 2, on the network with a ReLU layer). 1 + 5 + 3 = 9 cases.
+def cases_3_boundaries(rng):
+    datas, first = zip(*(planted("zero_grad", "params", rng, shape) for shape in ((3, 4), (2, 5))))
+    grads, second = zip(*(planted("zero_grad", "params", rng, shape) for shape in ((3, 4), (2, 5))))
+    cases = [zero_case("two parameters whose .data and .grad hold 0, ±1e-12, ±5e-324, ±1e12, ±inf and NaN",
+                       list(datas), list(grads), False, sum(first + second, ()))]
+    datas, first = zip(*(planted("sgd_step", "params", rng, shape) for shape in ((3, 4), (2, 4))))
+    grads, second = zip(*(planted("sgd_step", "params", rng, shape) for shape in ((3, 4), (2, 4))))
+    cases.append(step_case("two parameters whose .data and .grad hold 0, ±1e-12, ±5e-324 and ±1e12", list(datas),
+                           list(grads), 0.1, sum(first + second, ())))
+    shapes = PARAMETER_SETS["three parameters of different shapes"]
+    for lr, names in list(STEP_BOUNDARIES.items()) + [(2, ())]:
+        cases.append(step_case("three parameters of different shapes", [rng.normal(size=s) for s in shapes],
+                               [rng.normal(size=s) for s in shapes], lr, labels_of("sgd_step", "lr", names)))
+    sizes = MODELS["a network [3, 4, 2] with a ReLU layer"]
+    for lr, names in STEP_BOUNDARIES.items():
+        arrays = network_arrays(sizes, rng)
+        X, y = rng.normal(size=(6, sizes[0])), rng.integers(0, sizes[-1], size=6).astype(np.int64)
+        cases.append(epoch_case(f"a network {sizes} with a ReLU layer, 6 examples in batches of 4, fresh .grad",
+                                arrays, [np.zeros(np.shape(a)) for a in arrays], X, y,
+                                rng.permutation(6).astype(np.int64), 4, lr, labels_of("train_epoch", "lr", names)))
     return cases
 
 
