@@ -928,10 +928,15 @@ def cases_3_boundaries(rng):
 # ---------------------------------------------------------------- 4: the MLP and its two checkers
 # init_mlp: networks without a hidden layer, with one and with two, each from its own seed:
 # 3 cases (shapes, order [W1, b1, W2, b2, ...], He scale, zero biases, zero .grad).
-INIT_SIZES = {"[2, 3] (no hidden layer)": ([2, 3], 5), "[3, 5, 2]": ([3, 5, 2], 6), "[4, 6, 5, 3]": ([4, 6, 5, 3], 7)}
+# Then layers of width 1, where a bias of shape () or (1, 1) instead of (1,) and a weight squeezed
+# to a vector show: [1, 4, 1] and [3, 1, 2]. 5 cases.
+INIT_SIZES = {"[2, 3] (no hidden layer)": ([2, 3], 5), "[3, 5, 2]": ([3, 5, 2], 6), "[4, 6, 5, 3]": ([4, 6, 5, 3], 7),
+              "[1, 4, 1] (an input and an output of width 1)": ([1, 4, 1], 8),
+              "[3, 1, 2] (a hidden layer of width 1)": ([3, 1, 2], 9)}
 # mlp_forward: the same three depths, with biases away from zero, given X as an array or as a
 # Tensor (as_tensor passes it through, and its .grad then receives a gradient too); the logits,
-# then every parameter's gradient through cross_entropy: 3 x 2 = 6 cases.
+# then every parameter's gradient through cross_entropy: 3 x 2 = 6 cases; and X holding the
+# contract's boundaries, as an array and as a Tensor: 2 cases.
 # gradient_check: a correct network (with .grad fresh, or stale: it must clear it) at the default
 # step and at h = 1e-4 (a one-sided difference fails there): 4 cases. A network whose gradient is
 # wrong at one entry of its last, first or a middle parameter, on the spiral's inputs (gradients
@@ -978,10 +983,12 @@ def init_case(title, sizes, seed):
         for name, p, w in zip(names, params, wanted):
             if p["kind"] != "Tensor":
                 return f"{title}: {name} must be a Tensor, got a {p['kind']}"
+            quantity = (f"{title}: {name} (order W1, b1, W2, ...; W ~ N(0, 2 / fan_in) of shape (fan_in, fan_out), "
+                        "drawn layer by layer; b zeros of shape (fan_out,), drawing nothing)")
             problem = first_problem(
-                array_problem(p["data"], w, f"{title}: {name} (order W1, b1, W2, ...; W ~ N(0, 2 / fan_in) of shape "
-                              "(fan_in, fan_out), drawn layer by layer; b zero)", atol=1e-12, rtol=1e-12),
-                array_problem(p["grad"], np.zeros(w.shape), f"{title}: {name}.grad"))
+                array_problem(p["data"], w, quantity, atol=1e-12, rtol=1e-12) if name[0] == "W" else
+                relative_problem(p["data"], w, quantity),
+                relative_problem(p["grad"], np.zeros(w.shape), f"{title}: {name}.grad (zeros exactly)"))
             if problem:
                 return problem
         return None
@@ -1008,21 +1015,27 @@ def torch_network(arrays, X, y, no_relu=False, bend=None, input_grad=False):
     return h.detach().numpy(), loss.item(), [g.numpy() for g in grads]
 
 
-def forward_case(title, arrays, X, y, tensor_input):
+def forward_case(title, arrays, X, y, tensor_input, drawn=()):
+    """mlp_forward against PyTorch; each quantity within 1e-9 of its largest entry (X may hold
+    1e12 next to 5e-324)."""
     logits, _, grads = torch_network(arrays, X, y, input_grad=tensor_input)
     title = f"mlp_forward for {title} on {len(X)} examples, {'X a Tensor' if tensor_input else 'X an array'}"
+
+    def compare(got, want, quantity):
+        return array_problem(got, want, quantity, atol=1e-9 * max(1.0, float(np.max(np.abs(want)))))
 
     def judge(answer):
         if answer["kind"] != "Tensor":
             return f"{title}: expected the logits as a Tensor, got a {answer['kind']}"
         return first_problem(
-            array_problem(answer["data"], logits, f"{title}: the logits (relu after every layer but the last)"),
-            *(array_problem(g, w, f"{title}: the gradient of parameter {i} after cross_entropy(...).backward()")
+            compare(answer["data"], logits, f"{title}: the logits (relu after every layer but the last)"),
+            *(compare(g, w, f"{title}: the gradient of parameter {i} after cross_entropy(...).backward()")
               for i, (g, w) in enumerate(zip(answer["grads"], grads))),
-            tensor_input and array_problem(answer["input_grad"], grads[-1], f"{title}: X.grad after cross_entropy"
-                                           "(...).backward() (as_tensor(X) keeps a Tensor X in the graph)"))
+            tensor_input and compare(answer["input_grad"], grads[-1], f"{title}: X.grad after cross_entropy"
+                                     "(...).backward() (as_tensor(X) keeps a Tensor X in the graph)"))
 
-    return Case("4", title, "forward_pass", {"arrays": arrays, "X": X, "y": y, "tensor_input": tensor_input}, judge)
+    return Case("4", title, "forward_pass", {"arrays": arrays, "X": X, "y": y, "tensor_input": tensor_input}, judge,
+                drawn=tuple(drawn))
 
 
 def bent(p, centre, width, depth):
@@ -1174,6 +1187,12 @@ def cases_4(rng):
         X, y = spiral_points(3, rng)
         X = np.column_stack([X, rng.normal(size=(len(X), sizes[0] - 2))]) if sizes[0] > 2 else X
         cases.append(forward_case(name, network_arrays(sizes, rng), X, y, tensor_input))
+    # X holding the contract's boundaries (0, ±1e-12, ±5e-324, ±1e12), as an array and as a Tensor.
+    for tensor_input in INPUT_KINDS.values():
+        X, labels = planted("mlp_forward", "X", rng, (9, 3))
+        y = rng.integers(0, 3, size=9).astype(np.int64)
+        cases.append(forward_case("[3, 4, 3], X holding 0, ±1e-12, ±5e-324 and ±1e12", network_arrays([3, 4, 3], rng),
+                                  X, y, tensor_input, labels))
     X, y = spiral_points(3, rng)
     sizes = [2, 5, 3]
     for (stale_name, stale), (step_name, h) in product(CHECK_STALE.items(), CHECK_STEPS.items()):
