@@ -1407,43 +1407,61 @@ def cases_b(rng):
 # Functions that use every dual rule (product, matrix product on either side, exp, log) and the
 # derived tanh and mean, on inputs of 1, 2 and 3 dimensions, plus two whose output does not
 # depend on the input: one computed from it (a Dual comes back), and one that ignores it and
-# returns a plain array of another shape than x's (its tangent is zero, of the output's shape);
-# each asked for a JVP along a random direction and for its Jacobian: 7 x 2 = 14 cases.
+# returns a plain array of another shape than x's (its tangent is zero, of the output's shape),
+# or a plain number (a 0-d tangent); each asked for a JVP along a random direction and for its
+# Jacobian: 8 x 2 = 16 cases.
 FORWARD = {"a product with a constant, summed over axis 0": ("(x * x * C).sum(axis=0)", (3, 2), {"C": (3, 2)}),
            "a matrix product with the input on the right": ("W @ x", (3, 2), {"W": (4, 3)}),
            "exp of a matrix product with the input on the left": ("(x @ W).exp()", (2, 3), {"W": (3, 2)}),
            "the log of a positive function": ("(x * x + 1.0).log().sum()", (2, 2, 2), {}),
            "tanh, then the mean": ("(x * V - 0.5).tanh().mean()", (5,), {"V": (5,)}),
            "an output that does not depend on the input": ("x * 0.0 + C", (2,), {"C": (3, 2)}),
-           "a constant array that ignores the input, no Dual coming back": ("C", (2,), {"C": (2, 3)})}
+           "a constant array that ignores the input, no Dual coming back": ("C", (2,), {"C": (2, 3)}),
+           "a plain number that ignores the input, no Dual coming back": ("2.5", (3,), {})}
 
 
 def torch_function(expression, constants):
     return lambda x: eval(expression, {}, {"x": x, **{k: torch.tensor(v) for k, v in constants.items()}})
 
 
-def tangent_case(title, expression, x, constants, u):
-    value, slope = (t.numpy() for t in torch.func.jvp(torch_function(expression, constants), (torch.tensor(x),),
-                                                       (torch.tensor(u),)))
+def ignoring(expression, x, constants):
+    """(value, tangent) of a function that ignores its input (no x in its text): what it returns,
+    as an array, and zeros of that shape. torch.func.jvp wants Tensors back, not a plain number."""
+    value = np.asarray(eval(expression, {}, dict(constants)), dtype=np.float64)
+    return value, np.zeros(value.shape)
+
+
+def tangent_case(title, expression, x, constants, u, drawn=(), relative=False):
+    if re.search(r"\bx\b", expression):
+        value, slope = (t.numpy() for t in torch.func.jvp(torch_function(expression, constants), (torch.tensor(x),),
+                                                           (torch.tensor(u),)))
+    else:
+        value, slope = ignoring(expression, x, constants)
     setting = f"jvp of f(x) = {expression} ({title}) at x of shape {shape_text(x.shape)}"
+    compare = relative_problem if relative else array_problem
 
     def judge(answer):
-        return first_problem(array_problem(answer["value"], value, f"{setting}: the value f(x)"),
-                             array_problem(answer["tangent"], slope, f"{setting}: the tangent along u "
-                                           "(torch.func.jvp)"))
+        return first_problem(compare(answer["value"], value, f"{setting}: the value f(x)"),
+                             compare(answer["tangent"], slope, f"{setting}: the tangent along u (torch.func.jvp)"))
 
-    return Case("C", setting, "tangent", {"expression": expression, "x": x, "constants": constants, "u": u}, judge)
+    return Case("C", setting, "tangent", {"expression": expression, "x": x, "constants": constants, "u": u}, judge,
+                drawn=tuple(drawn))
 
 
-def jacobian_case(title, expression, x, constants):
-    want = torch.func.jacfwd(torch_function(expression, constants))(torch.tensor(x)).numpy()
+def jacobian_case(title, expression, x, constants, drawn=(), relative=False):
+    if re.search(r"\bx\b", expression):
+        want = torch.func.jacfwd(torch_function(expression, constants))(torch.tensor(x)).numpy()
+    else:
+        want = np.zeros(ignoring(expression, x, constants)[0].shape + x.shape)
     setting = f"jacobian_fwd of f(x) = {expression} ({title}) at x of shape {shape_text(x.shape)}"
+    compare = relative_problem if relative else array_problem
 
     def judge(answer):
-        return array_problem(answer["jacobian"], want, f"{setting}: the Jacobian, of shape f(x).shape + x.shape "
-                             "(torch.func.jacfwd)")
+        return compare(answer["jacobian"], want, f"{setting}: the Jacobian, of shape f(x).shape + x.shape "
+                       "(torch.func.jacfwd)")
 
-    return Case("C", setting, "jacobian", {"expression": expression, "x": x, "constants": constants}, judge)
+    return Case("C", setting, "jacobian", {"expression": expression, "x": x, "constants": constants}, judge,
+                drawn=tuple(drawn))
 
 
 # Forward mode is the method C teaches, so two cases only it can finish: a JVP of a function of
@@ -1503,6 +1521,30 @@ def method_jacobian_case(expression, shapes, seed):
     return Case("C", setting, "jacobian_drawn", {"expression": expression, "seed": seed, "shapes": shapes}, judge)
 
 
+# The dual rules at the contracts' boundaries, judged entry by entry (a tangent of 1e-300 is not
+# 0): exp on a (4, 4) x from 500 to 709.78 and from -700 to -30 holding 709.78, -inf, -1e12,
+# 0, ±1e-12 and ±5e-324; log on x from 1e-13 to 1e12 holding 5e-324, 1e-12, 1e12 and inf; and
+# x * x * C with x, C and the direction u each holding 0, ±1e-12, ±5e-324 and ±1e12, as a JVP
+# and as a Jacobian. 4 cases.
+def cases_c_boundaries(rng):
+    base = np.where(rng.random(16) < 0.5, rng.uniform(500.0, 709.78, 16), rng.uniform(-700.0, -30.0, 16))
+    x, labels = planted("dual_exp", "a", rng, (4, 4), base=base.reshape(4, 4))
+    cases = [tangent_case("exp at its large inputs and far tail", "x.exp()", x, {}, rng.uniform(-1, 1, (4, 4)),
+                          labels, relative=True)]
+    x, labels = planted("dual_log", "a", rng, (3, 3), base=10.0 ** rng.uniform(-13, 12, (3, 3)))
+    cases.append(tangent_case("log from 1e-13 to 1e12, and inf", "x.log()", x, {}, rng.normal(size=(3, 3)), labels,
+                              relative=True))
+    x, first = planted("jvp", "x", rng, (3, 4))
+    C, second = planted("dual_multiply", "b", rng, (3, 4))
+    u, third = planted("jvp", "u", rng, (3, 4))
+    cases.append(tangent_case("x, C and u holding 0, ±1e-12, ±5e-324 and ±1e12", "x * x * C", x, {"C": C}, u,
+                              first + labels_of("dual_multiply", "a") + second + third, relative=True))
+    x, labels = planted("jacobian_fwd", "x", rng, (2, 4))
+    cases.append(jacobian_case("x holding 0, ±1e-12, ±5e-324 and ±1e12", "x * x * C", x,
+                               {"C": rng.normal(size=(2, 4))}, labels, relative=True))
+    return cases
+
+
 def cases_c(rng):
     cases = []
     for title, (expression, shape, shapes) in FORWARD.items():
@@ -1510,6 +1552,7 @@ def cases_c(rng):
         x = rng.normal(size=shape)
         cases.append(tangent_case(title, expression, x, constants, rng.normal(size=shape)))
         cases.append(jacobian_case(title, expression, x, constants))
+    cases += cases_c_boundaries(rng)
     (jvp_expression, jvp_shapes), (jacobian_expression, jacobian_shapes) = METHOD_FORWARD.values()
     return cases + [method_tangent_case(jvp_expression, jvp_shapes, int(rng.integers(2**31))),
                     method_jacobian_case(jacobian_expression, jacobian_shapes, int(rng.integers(2**31)))]
