@@ -1594,7 +1594,8 @@ def gradient_case(title, expression, x, constants):
         if answer.get("kind") != "list":
             return f"{setting}: expected a list of Tensors, got a {answer.get('kind')}"
         for create in ("False", "True"):
-            got, where = answer[create], f"{setting}, create_graph={create}"
+            got = answer[create]
+            where = f"{setting}, " + ("create_graph=True" if create == "True" else "create_graph left at its default")
             if len(got["datas"]) != 2:
                 return f"{where}: expected 2 gradients, one per Tensor of xs, got {len(got['datas'])}"
             problem = first_problem(
@@ -1618,7 +1619,7 @@ def gradient_case(title, expression, x, constants):
 HVP_STEP = 1e-5
 
 
-def hvp_case(title, expression, x, constants, v):
+def hvp_case(title, expression, x, constants, v, drawn=()):
     _, want = torch.autograd.functional.hvp(torch_function(expression, constants), torch.tensor(x), torch.tensor(v))
     setting = f"hvp of f(x) = {expression} ({title}) at x of shape {shape_text(x.shape)}"
 
@@ -1637,7 +1638,7 @@ def hvp_case(title, expression, x, constants, v):
                 "fix the gradient first")
 
     return Case("D", setting, "curvature", {"expression": expression, "x": x, "constants": constants, "v": v,
-                                            "h": HVP_STEP}, judge)
+                                            "h": HVP_STEP}, judge, drawn=tuple(drawn))
 
 
 def newton_case(title, expression, x, constants):
@@ -1671,10 +1672,12 @@ VJP_NODES = {"+ with a broadcast row": ("a + b", {"a": (2, 3), "b": (3,)}),
              "exp": ("a.exp()", {"a": (2, 2)}), "log": ("a.log()", {"a": (2, 3)}), "relu": ("a.relu()", {"a": (3, 3)})}
 
 
-def vjp_case(title, expression, leaves, rng):
+def vjp_case(title, expression, leaves, rng, g=None, drawn=(), relative=False):
+    """vjp_tensor on one node against PyTorch. Where `relative`, each contribution is judged entry
+    by entry to 1e-9 of its own size, and the second-order gradients to 1e-9 of their largest."""
     torch_leaves = {name: t64(value) for name, value in leaves.items()}
     node = eval(expression, {}, dict(torch_leaves))
-    g = t64(rng.normal(size=tuple(node.shape)))
+    g = t64(rng.normal(size=tuple(node.shape)) if g is None else g)
     parts = torch.autograd.grad(node, list(torch_leaves.values()), g, create_graph=True)
     weights = [rng.normal(size=tuple(part.shape)) for part in parts]
     total = sum((part * t64(w, grad=False)).sum() for part, w in zip(parts, weights))
@@ -1686,19 +1689,28 @@ def vjp_case(title, expression, leaves, rng):
     names = list(leaves)
     setting = f"vjp_tensor on a {title} node, {expression}, with a random g"
 
+    def first_order(got, want, quantity):
+        return relative_problem(got, want, quantity) if relative else array_problem(got, want, quantity)
+
+    def second_order(got, want, quantity):
+        if not relative:
+            return array_problem(got, want, quantity)
+        return array_problem(got, want, quantity, atol=1e-9 * max(1.0, float(np.max(np.abs(want)))))
+
     def judge(answer):
         if answer["kind"] != "list":
             return f"{setting}: expected a list of Tensors, one per parent, got a {answer['kind']}"
         if len(answer["datas"]) != len(wanted):
             return f"{setting}: expected {plural(len(wanted), 'contribution')}, one per parent, got {len(answer['datas'])}"
         return first_problem(
-            *(array_problem(d, w, f"{setting}: the contribution to {n}") for d, w, n in zip(answer["datas"], wanted, names)),
-            *(array_problem(got, want, f"{setting}: the gradient of a weighted sum of the contributions with respect "
-                            f"to {n} (build them from Tensor operations of g, the node and its parents)")
+            *(first_order(d, w, f"{setting}: the contribution to {n}")
+              for d, w, n in zip(answer["datas"], wanted, names)),
+            *(second_order(got, want, f"{setting}: the gradient of a weighted sum of the contributions with respect "
+                           f"to {n} (build them from Tensor operations of g, the node and its parents)")
               for got, want, n in zip([*answer["grads"], answer["g_grad"]], seconds, [*names, "g"])))
 
     return Case("D", setting, "contributions", {"expression": expression, "leaves": leaves, "g": g.detach().numpy(),
-                                                "weights": weights}, judge)
+                                                "weights": weights}, judge, drawn=tuple(drawn))
 
 
 def cases_d(rng):
@@ -1714,6 +1726,39 @@ def cases_d(rng):
         if expression == "a.log()":
             leaves["a"] = np.abs(leaves["a"]) + 0.2
         cases.append(vjp_case(title, expression, leaves, rng))
+    return cases + cases_d_boundaries(rng)
+
+
+# vjp_tensor where its primitives' domains have their edges (the inputs 1a is judged on too): a
+# log node on inputs from 1e-13 to 1e-9, an exp node on inputs from 500 to 690, a relu node on
+# tiny values of both signs and zeros; and g holding the contract's boundaries (0, ±1e-12,
+# ±5e-324, ±1e12) on a * node and an exp node. hvp with v holding them, over two functions of
+# six and four entries. grad's create_graph is left at its default in every gradient case
+# above. 7 cases.
+def cases_d_boundaries(rng):
+    cases = []
+    for title, expression, a in (
+            ("log on inputs from 1e-13 to 1e-9", "a.log()", 10.0 ** rng.uniform(-13, -9, (2, 3))),
+            ("exp on inputs from 500 to 690", "a.exp()", rng.uniform(500.0, 690.0, (2, 3))),
+            ("relu on tiny values of both signs and zeros", "a.relu()",
+             np.array([[0.0, -0.0, 1e-300], [-1e-300, 1e-12, -1e-12]]))):
+        cases.append(vjp_case(title, expression, {"a": a}, rng, relative=True))
+    names = list(VALUES["vjp_tensor", "g"].boundaries())
+    for title, expression, leaves, chosen in (
+            ("* of two (2, 4) tensors", "a * b", {"a": rng.normal(size=(2, 4)), "b": rng.normal(size=(2, 4))},
+             names),
+            ("exp", "a.exp()", {"a": rng.normal(size=(2, 4))}, names)):
+        g, labels = planted("vjp_tensor", "g", rng, (2, 4), chosen)
+        cases.append(vjp_case(f"{title}, g holding 0, ±1e-12, ±5e-324 and ±1e12", expression, leaves, rng, g, labels,
+                              relative=True))
+    names = list(VALUES["hvp", "v"].boundaries())
+    for title, part in (("broadcast operands made from x, its row sums and its total", names[:5]),
+                        ("log of row sums kept with keepdims, on a matrix", names[5:])):
+        expression, shape, shapes = SECOND_ORDER[title]
+        constants = {name: rng.normal(size=size) for name, size in shapes.items()}
+        v, labels = planted("hvp", "v", rng, shape, part)
+        cases.append(hvp_case(f"{title}, v holding {', '.join(part)}", expression, 0.5 * rng.normal(size=shape),
+                              constants, v, labels))
     return cases
 
 

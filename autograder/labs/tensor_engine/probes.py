@@ -504,13 +504,14 @@ def contributions(expression, leaves, g, weights):
 
 
 def gradient_of(expression, x, constants):
-    """grad(f(x), [x, unused]) on a leaf x, with create_graph False and True: what each returned
-    (data and number of parents of every entry) and x.grad afterwards."""
+    """grad(f(x), [x, unused]) on a leaf x, with create_graph left at its default (False) and
+    with create_graph=True: what each returned (data and number of parents of every entry) and
+    x.grad afterwards."""
     f = _function(expression, constants)
     reply = {}
     for create in (False, True):
         leaf, unused = Tensor(x), Tensor(_np.ones(2))
-        found = grad(f(leaf), [leaf, unused], create_graph=create)
+        found = grad(f(leaf), [leaf, unused], create_graph=True) if create else grad(f(leaf), [leaf, unused])
         if not isinstance(found, list) or not all(isinstance(g, Tensor) for g in found):
             return {"kind": _kind(found)}
         reply[str(create)] = {"datas": [_snap(g.data) for g in found], "parents": [len(g._prev) for g in found],
