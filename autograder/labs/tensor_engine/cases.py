@@ -1276,7 +1276,11 @@ ADAM_HISTORIES = {"one state for every step": [0, 0, 0, 0, 0],
 ADAM_HISTORY_SETTING = "lr 0.02, betas (0.8, 0.95), eps 1e-6"
 
 
-def adam_case(title, datas, grads, lr, betas, eps, history):
+def adam_case(title, datas, grads, lr, betas, eps, history, drawn=(), defaults=False):
+    """adam_step against torch.optim.Adam, step by step; with `defaults`, betas and eps are left
+    out of the call (PyTorch's defaults are what the notebook's signature gives). Where lr is
+    tiny, how far each parameter moved is judged too, to 1e-6 of the move beyond 64 eps of the
+    parameter: a move of 1e-12 per step must happen."""
     leaves = [t64(d) for d in datas]
     optimisers = {}  # torch.optim.Adam keeps its state per optimiser, as adam_step keeps it per dict
     trail = []
@@ -1292,6 +1296,15 @@ def adam_case(title, datas, grads, lr, betas, eps, history):
                                                 "shares them with another: keep the moments and the step count in "
                                                 "`state`, not on the Tensors")
 
+    if defaults:
+        title += ", betas and eps left at their defaults"
+
+    def moved(got, want, before, quantity):
+        if lr >= 1e-6 or as_numbers(got) is None or np.shape(got) != np.shape(want):
+            return None
+        return relative_problem(as_numbers(got) - before, want - before, quantity, rtol=1e-6,
+                                floor=64 * EPS * np.abs(before))
+
     def judge(answer):
         if not isinstance(answer, list) or len(answer) != len(trail):
             return f"{title}: the probe expected {len(trail)} steps, got {describe(answer)}"
@@ -1299,6 +1312,9 @@ def adam_case(title, datas, grads, lr, betas, eps, history):
             problem = first_problem(
                 *(array_problem(d, w, f"{title}: parameter {i} after step {step} of {len(trail)} (torch.optim.Adam "
                                 "on the same gradients)") for i, (d, w) in enumerate(zip(got["datas"], want))),
+                *(moved(d, w, before, f"{title}: how far parameter {i} moved by step {step} (every step moves it "
+                        "by about lr, however small lr is)") for i, (d, w, before) in
+                  enumerate(zip(got["datas"], want, datas))),
                 *(unchanged(g, s, f"{title}: parameter {i}'s .grad after step {step}")
                   for i, (g, s) in enumerate(zip(got["grads"], sent))))
             if problem:
@@ -1306,7 +1322,7 @@ def adam_case(title, datas, grads, lr, betas, eps, history):
         return None
 
     return Case("A", title, "adam", {"datas": datas, "grads": grads, "lr": lr, "betas": list(betas), "eps": eps,
-                                     "history": history}, judge)
+                                     "history": history, "defaults": defaults}, judge, drawn=tuple(drawn))
 
 
 def cases_a(rng):
@@ -1321,6 +1337,14 @@ def cases_a(rng):
         grads[1][0] = grads[1][0] * (np.arange(np.size(grads[1][0])).reshape(np.shape(grads[1][0])) != 0)
         cases.append(adam_case(f"{setting} on {name}{told}", [rng.normal(size=shape) for shape in shapes], grads,
                                lr, betas, eps, history))
+    # The step's boundaries (lr 5e-324, 1e-12 and 1) and a call that leaves betas and eps to their
+    # defaults, each on a (3, 4) matrix and a (3,) vector with PyTorch's betas and eps: 4 cases.
+    shapes = ADAM_PARAMETERS["a (2, 3) matrix and a (3,) vector"]
+    for lr, names, defaults in [(lr, names, False) for lr, names in STEP_BOUNDARIES.items()] + [(0.01, (), True)]:
+        grads = [[rng.normal(size=shape) for shape in shapes] for _ in range(ADAM_STEPS)]
+        cases.append(adam_case(f"lr {number(lr)}, betas (0.9, 0.999), eps 1e-8 on a (2, 3) matrix and a (3,) vector",
+                               [rng.normal(size=shape) for shape in shapes], grads, lr, (0.9, 0.999), 1e-8,
+                               [0] * ADAM_STEPS, labels_of("adam_step", "lr", names), defaults))
     return cases
 
 

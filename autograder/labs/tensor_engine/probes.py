@@ -360,10 +360,11 @@ def witnessed(arrays, stale, X, y, no_relu, scaled, factor):
 
 
 # ---------------------------------------------------------------- A: adam_step
-def adam(datas, grads, lr, betas, eps, history):
+def adam(datas, grads, lr, betas, eps, history, defaults=False):
     """adam_step on Tensors holding `datas`, once per entry of `grads` (the gradients of every
     parameter at that step), given at each step the state dict `history` names (a number not
-    seen before: a new, empty dict): the data and .grad of every parameter after each step."""
+    seen before: a new, empty dict), with betas and eps left out when `defaults`: the data and
+    .grad of every parameter after each step."""
     params = [Tensor(d) for d in datas]
     states, trail = {}, []
     for step_grads, which in zip(grads, history):
@@ -371,7 +372,10 @@ def adam(datas, grads, lr, betas, eps, history):
             p.grad = _np.array(g, dtype=_np.float64)
         if which not in states:  # made in the submission's process, so that adam_step's writes stay in it
             states[which] = _made("dict")
-        adam_step(params, states[which], lr, tuple(betas), eps)
+        if defaults:  # betas and eps left out: the call relies on the signature's defaults
+            adam_step(params, states[which], lr)
+        else:
+            adam_step(params, states[which], lr, tuple(betas), eps)
         trail.append({"datas": [_snap(p.data) for p in params], "grads": [_snap(p.grad) for p in params]})
     return trail
 
