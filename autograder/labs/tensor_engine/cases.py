@@ -16,6 +16,7 @@ import torch
 import torch.nn.functional as F
 
 from autograder.vocabulary import Case, apart, array_problem, as_numbers, describe, first_problem, number, plural
+from autograder.vocabulary import array_problem as vocabulary_array_problem
 
 # The lab's declared contracts (and the label maker they re-export): through the lab's own module,
 # so that this file still imports nothing of the grader but the vocabulary.
@@ -1800,7 +1801,10 @@ CONV_SHAPES = {"one channel in and out, a 3 x 3 filter": ((2, 1, 5, 5), (1, 1, 3
 CONV_STEPS = {"stride 1, padding 0": (1, 0), "stride 2, padding 1": (2, 1), "stride 3, padding 2": (3, 2)}
 
 
-def conv_case(title, arrays, stride, padding, rng):
+def conv_case(title, arrays, stride, padding, rng, drawn=(), defaults=False):
+    """conv2d against F.conv2d; with `defaults`, stride and padding are left out of the call (1
+    and 0). Where `drawn` (x holding 1e12 beside 5e-324), each quantity is judged within 1e-9 of
+    its largest entry."""
     twins = [t64(array) for array in arrays]
     out = F.conv2d(*twins, stride=stride, padding=padding)
     upstream = rng.normal(size=tuple(out.shape))
@@ -1808,7 +1812,12 @@ def conv_case(title, arrays, stride, padding, rng):
     grads = [g.numpy() for g in torch.autograd.grad(out, twins, t64(upstream, grad=False))]
     wanted = [p + g for p, g in zip(priors, grads)]
     setting = (f"conv2d with {title}: x {shape_text(arrays[0].shape)}, w {shape_text(arrays[1].shape)}, "
-               f"b {shape_text(arrays[2].shape)}, stride {stride}, padding {padding}")
+               f"b {shape_text(arrays[2].shape)}, " + ("stride and padding left at their defaults" if defaults else
+                                                       f"stride {stride}, padding {padding}"))
+
+    def array_problem(got, want, quantity):
+        atol = 1e-9 * max(1.0, float(np.max(np.abs(want)))) if drawn else 1e-9
+        return vocabulary_array_problem(got, want, quantity, atol=atol)
 
     def judge(answer):
         if answer["kind"] != "Tensor":
@@ -1829,14 +1838,24 @@ def conv_case(title, arrays, stride, padding, rng):
             *(unchanged(after, a, f"{setting}: {n}.data") for n, after, a in zip("xwb", answer["data_after"], arrays)))
 
     return Case("E", setting, "convolution", {"x": arrays[0], "w": arrays[1], "b": arrays[2], "stride": stride,
-                                              "padding": padding, "priors": priors, "upstream": upstream}, judge)
+                                              "padding": padding, "priors": priors, "upstream": upstream,
+                                              "defaults": defaults}, judge, drawn=tuple(drawn))
 
 
 def cases_e(rng):
-    return [conv_case(f"{shape_name}, {step_name}", [rng.normal(size=x), rng.normal(size=w), rng.normal(size=w[0])],
-                      stride, padding, rng)
-            for (shape_name, (x, w)), (step_name, (stride, padding))
-            in product(CONV_SHAPES.items(), CONV_STEPS.items())]
+    cases = [conv_case(f"{shape_name}, {step_name}", [rng.normal(size=x), rng.normal(size=w), rng.normal(size=w[0])],
+                       stride, padding, rng)
+             for (shape_name, (x, w)), (step_name, (stride, padding))
+             in product(CONV_SHAPES.items(), CONV_STEPS.items())]
+    # x holding the contract's boundaries (0, ±1e-12, ±5e-324, ±1e12) at stride 2 and padding 1,
+    # and a call that leaves stride and padding to their defaults: 2 cases.
+    x, labels = planted("conv2d", "x", rng, (1, 2, 4, 4))
+    cases.append(conv_case("x holding 0, ±1e-12, ±5e-324 and ±1e12, 2 channels to 3", [x, rng.normal(size=(3, 2, 2, 2)),
+                           rng.normal(size=3)], 2, 1, rng, labels))
+    x, w = CONV_SHAPES["3 channels to 2, a batch of one"]
+    cases.append(conv_case("3 channels to 2, a batch of one", [rng.normal(size=x), rng.normal(size=w),
+                                                               rng.normal(size=w[0])], 1, 0, rng, defaults=True))
+    return cases
 
 
 # ---------------------------------------------------------------- F: to_dot, parsed back

@@ -544,13 +544,17 @@ def newton(expression, x, constants):
 
 
 # ---------------------------------------------------------------- E: conv2d
-def convolution(x, w, b, stride, padding, priors, upstream):
+def convolution(x, w, b, stride, padding, priors, upstream, defaults=False):
     """conv2d on leaves holding x, w and b (their .grad set to `priors`), its _backward run at
-    out.grad = upstream, then once more, as a second backward through the graph would."""
+    out.grad = upstream, then once more, as a second backward through the graph would (stride
+    and padding left out of the call when `defaults`)."""
     leaves = [Tensor(x), Tensor(w), Tensor(b)]
     for leaf, prior in zip(leaves, priors):
         leaf.grad = _np.array(prior, dtype=_np.float64)
-    out = conv2d(leaves[0], leaves[1], leaves[2], stride=stride, padding=padding)
+    if defaults:  # stride and padding left out: the call relies on the signature's defaults
+        out = conv2d(leaves[0], leaves[1], leaves[2])
+    else:
+        out = conv2d(leaves[0], leaves[1], leaves[2], stride=stride, padding=padding)
     if not isinstance(out, Tensor):
         return {"kind": _kind(out)}
     reply = {"kind": "Tensor", "data": _snap(out.data), "prev": _parents(out, leaves)}
