@@ -788,7 +788,7 @@ BATCHING = {"12 examples in batches of 4": (12, 4), "10 examples in batches of 4
 STALE = {"fresh .grad": False, "stale .grad": True}
 
 
-def zero_case(title, datas, grads, unbounded, drawn=()):
+def zero_case(title, datas, grads, unbounded, drawn=(), nan_at=()):
     title = f"zero_grad on {title}"
 
     def judge(answer):
@@ -799,8 +799,9 @@ def zero_case(title, datas, grads, unbounded, drawn=()):
             *(unchanged(after, d, f"{title}: parameter {i}'s .data") for i, (after, d) in
               enumerate(zip(answer["datas"], datas))))
 
-    return Case("3", title, "zero", {"datas": datas, "grads": grads, "unbounded": unbounded}, judge,
-                drawn=tuple(drawn))
+    return Case("3", title, "zero", {"datas": datas, "grads": grads, "unbounded": unbounded,
+                                     "nan_at": np.array(nan_at, dtype=np.int64).reshape(-1, 2)},
+                judge, drawn=tuple(drawn))
 
 
 def step_case(title, datas, grads, lr, drawn=()):
@@ -904,10 +905,14 @@ def cases_3(rng):
 # lr 2 given as an int; train_epoch at lr 5e-324, 1e-12 and 1 (one batch of 4 examples, then a
 # smaller one of 2, on the network with a ReLU layer). 1 + 5 + 3 = 9 cases.
 def cases_3_boundaries(rng):
-    datas, first = zip(*(planted("zero_grad", "params", rng, shape) for shape in ((3, 4), (2, 5))))
+    finite = [name for name in VALUES["zero_grad", "params"].boundaries() if name != "nan"]
+    datas, first = zip(*(planted("zero_grad", "params", rng, shape, finite) for shape in ((3, 4), (2, 5))))
     grads, second = zip(*(planted("zero_grad", "params", rng, shape) for shape in ((3, 4), (2, 5))))
-    cases = [zero_case("two parameters whose .data and .grad hold 0, ±1e-12, ±5e-324, ±1e12, ±inf and NaN",
-                       list(datas), list(grads), False, sum(first + second, ()))]
+    # NaN goes in by the probe (nan_at): a case's arguments must compare equal to themselves.
+    nan_at = np.array([[k, i] for k, g in enumerate(grads) for i in np.flatnonzero(np.isnan(g))], dtype=np.int64)
+    grads = [np.nan_to_num(g, nan=0.0, posinf=np.inf, neginf=-np.inf) for g in grads]
+    cases = [zero_case("two parameters whose .data hold 0, ±1e-12, ±5e-324, ±1e12 and ±inf, and whose .grad hold "
+                       "these and NaN", list(datas), list(grads), False, sum(first + second, ()), nan_at)]
     datas, first = zip(*(planted("sgd_step", "params", rng, shape) for shape in ((3, 4), (2, 4))))
     grads, second = zip(*(planted("sgd_step", "params", rng, shape) for shape in ((3, 4), (2, 4))))
     cases.append(step_case("two parameters whose .data and .grad hold 0, ±1e-12, ±5e-324 and ±1e12", list(datas),

@@ -184,14 +184,17 @@ def numeric(expression, arrays, h, layout):
 
 
 # ---------------------------------------------------------------- 3: the training loop
-def zero(datas, grads, unbounded):
+def zero(datas, grads, unbounded, nan_at=()):
     """zero_grad on Tensors holding `datas` with .grad = `grads`, whose first entry is inf and last
-    NaN when `unbounded` (a 0-d .grad, both first and last, NaN)."""
+    NaN when `unbounded` (a 0-d .grad, both first and last, NaN), and NaN at each [parameter,
+    flat index] of `nan_at`."""
     params = [Tensor(d) for d in datas]
     for p, g in zip(params, grads):
         p.grad = _np.array(g, dtype=_np.float64)
         if unbounded:
             p.grad.flat[0], p.grad.flat[-1] = _np.inf, _np.nan
+    for k, i in nan_at:
+        params[int(k)].grad.flat[int(i)] = _np.nan
     zero_grad(params)
     return {"grads": [_snap(p.grad) for p in params], "datas": [_snap(p.data) for p in params]}
 
