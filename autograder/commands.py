@@ -59,6 +59,25 @@ def command_mistakes(args, pool):
     return 0
 
 
+def mutants_problem(args):
+    """What is wrong with `mutants`' arguments, or None."""
+    labs = course_labs()
+    if args.lab not in labs:
+        return f"no lab {args.lab} in source/ (there are {', '.join(sorted(labs))})"
+    unknown = [a for a in args.activity or () if a not in labs[args.lab].activities]
+    if unknown:
+        return f"{args.lab} has no activity {', '.join(unknown)} (it has {', '.join(labs[args.lab].activities)})"
+    if any(n is not None and n < 1 for n in (args.limit, args.sample)):
+        return "--limit and --sample must be at least 1"
+    return None
+
+
+def command_mutants(args, pool):
+    from autograder.mutants import command_mutants as run  # its notebook tools are slow to import
+
+    return run(args, pool)
+
+
 def command_fingerprints(args, pool):
     from autograder.fingerprints import build, catalogue_answers, check, measure, rates, variant_answers
 
