@@ -289,7 +289,41 @@ def cases_1a(rng):
                     x.flat[0], x.flat[1] = 0.0, -0.0
             cases.append(node_case(f"{function} on {shape_name} with {input_name}", f"{function}(a)", {"a": x},
                                    True, rng))
-    return cases + cases_1a_thresholds(rng) + cases_1a_boundaries(rng)
+    return cases + cases_1a_thresholds(rng) + cases_1a_boundaries(rng) + cases_1a_fed(rng)
+
+
+def small(rng, shape):
+    """Entries of both signs from 3e-9 to 3e-4: the band (1e-9 to 1e-3) where small activations,
+    logits and step sizes of other activities' checks lie, inside it by half a decade."""
+    signs = rng.choice([-1.0, 1.0]) * (-1.0) ** np.arange(int(np.prod(shape)))  # both, wherever two entries are
+    return signs.reshape(shape) * 10.0 ** rng.uniform(-8.5, -3.5, size=shape)
+
+
+# What other activities' checks feed the primitives, asked here first so that a slip there fails
+# 1a and its message points at the primitive (tests/test_contract_coverage.py): row vectors and
+# 1 x 1 matrices (D's functions of a (1, d) x), 1-d sums, and small magnitudes of both signs
+# (4's logits and activations), each entry judged to 1e-9 of its size. 11 cases.
+FED = {"multiply on a (1, 3) row and a (1, 1) matrix of small values": ("multiply(a, b)", {"a": (1, 3), "b": (1, 1)}),
+       "multiply on two (2, 2) matrices of small values": ("multiply(a, b)", {"a": (2, 2), "b": (2, 2)}),
+       "matmul of a (1, 1) and a (1, 4) matrix of small values": ("matmul(a, b)", {"a": (1, 1), "b": (1, 4)}),
+       "matmul of a (2, 1) and a (1, 1) matrix of small values": ("matmul(a, b)", {"a": (2, 1), "b": (1, 1)}),
+       "reduce_sum of a vector of small values over everything": ("reduce_sum(a)", {"a": (4,)}),
+       "reduce_sum of a (1, 3) row over everything": ("reduce_sum(a)", {"a": (1, 3)}),
+       "reduce_sum of a (1, 1) matrix over axis 1, keepdims=True": ("reduce_sum(a, 1, True)", {"a": (1, 1)}),
+       "exp of a (1, 3) row": ("exp(a)", {"a": (1, 3)}), "exp of a (1, 1) matrix": ("exp(a)", {"a": (1, 1)}),
+       "log of a (1, 3) row": ("log(a)", {"a": (1, 3)}),
+       "relu of small values of both signs": ("relu(a)", {"a": (2, 3)})}
+
+
+def cases_1a_fed(rng):
+    cases = []
+    for title, (expression, shapes) in FED.items():
+        leaves = {name: small(rng, shape) if "small" in title else rng.normal(size=shape)
+                  for name, shape in shapes.items()}
+        if expression.startswith("log"):
+            leaves["a"] = np.abs(leaves["a"]) + 0.1
+        cases.append(node_case(title, expression, leaves, True, rng, relative=True))
+    return cases
 
 
 # Where students invent thresholds: exp clipped below 710 or above -30, log given an epsilon,
@@ -450,7 +484,8 @@ def cases_1b(rng):
 # the others by 10 to 700 (a loss of that size). Crossed with the labels' integer dtype (int64,
 # as in the notebook, or another integer dtype: int32, uint8, int16, uint64): 4 x 2 = 8 cases on
 # 5 examples of 4 classes, logits.grad starting at zero so that tiny entries show, judged entry
-# by entry. Then logits holding the contract's boundaries (0, ±1e-12, ±5e-324, ±1e12): 2 cases.
+# by entry. Then small logits of both signs (3e-9 to 3e-4), and logits holding the contract's
+# boundaries (0, ±1e-12, ±5e-324, ±1e12): 3 cases.
 MARGINS = {"a margin of 10 to 20 above the other logits": (10.0, 20.0, 1.0),
            "a margin of 20 to 40 above the other logits": (20.0, 40.0, 1.0),
            "far tails, margins of 40 to 700 above the other logits": (40.0, 700.0, 1.0),
@@ -483,6 +518,10 @@ def cases_1b_margins(rng):
         upstream = 1.0 if index % 2 == 0 else -0.6
         cases.append(loss_case(logits, labels, upstream, False, f"5 examples of 4 classes, {margin_name}, "
                                f"{dtype_name}, out.grad = {number(upstream)}", rng, relative=True))
+    # Small logits of both signs (3e-9 to 3e-4), as an untrained network's: 1 case.
+    labels = rng.integers(0, 3, size=4).astype(np.int64)
+    cases.append(loss_case(small(rng, (4, 3)), labels, -0.6, True, "4 examples of 3 classes, logits of size 3e-9 to "
+                           "3e-4 of both signs, out.grad = -0.6, stale .grad", rng, relative=True))
     for dtype, stale in ((np.int64, False), (np.uint8, True)):
         logits, labels_drawn = planted("cross_entropy", "logits", rng, (4, 3))
         labels = rng.integers(0, 3, size=4).astype(dtype)
@@ -636,8 +675,9 @@ def cases_2_graphs(rng):
 # The state backward meets: every node, the root and the interior ones included, holding a
 # gradient already (as after an earlier backward through a graph that is used again: the root is
 # seeded with ones, the rest is reset by nothing and flows on), one graph of each shape with the
-# root alternately a scalar and a matrix: 7 cases. And a second backward on the same graph,
-# leaves' .grad stale, as a loss whose graph is kept and differentiated again: 3 cases.
+# root alternately a scalar and a matrix: 7 cases. Roots of every size: 2 cases. And a
+# second backward on the same graph, leaves' .grad stale, as a loss whose graph is kept and
+# differentiated again: 3 cases.
 SECOND_BACKWARD = ("twice", "unequal_long", "bias")
 
 
@@ -651,6 +691,17 @@ def cases_2_states(rng):
         cases.append(graph_case(f"{graph_name}, {'a scalar root' if index % 2 == 0 else 'a matrix root'}, every "
                                 "node's .grad, the root's and the interior ones' included, holding an earlier "
                                 "gradient", spec, priors))
+    # A root whose entries have every size a loss or a weighted sum of other activities' checks may
+    # have (0, ±5e-324, ±1e-12, ±1e-6, ±1e6, ±1e301; D's sums of contributions reach 1e12): 1 case.
+    sizes = np.array([0.0, 5e-324, -5e-324, 1e-12, -1e-12, 1e-6, -1e-6, 1e6, -1e6, 1e301, -1e301, 1.5])
+    leaf = (sizes * rng.uniform(1.0, 2.0, size=12)).reshape(3, 4)
+    cases.append(graph_case("a matrix root whose entries range from 5e-324 to 1e301 in size, of both signs",
+                            [["leaf", leaf], ["scale", [0], 1.0]], [np.zeros((3, 4)), None]))
+    # A root of small values (3e-9 to 3e-4, after relu), as B's graphs of small leaves give: 1 case.
+    spec, last = graph_spec("bias", rng)
+    spec[0][1], spec[2][1] = small(rng, np.shape(spec[0][1])), small(rng, np.shape(spec[2][1]))
+    cases.append(graph_case("a bias broadcast over rows, inputs and bias of size 3e-9 to 3e-4, a matrix root", spec,
+                            [np.zeros(np.shape(entry[1])) if entry[0] == "leaf" else None for entry in spec]))
     for kind in SECOND_BACKWARD:
         spec, last = graph_spec(kind, rng)
         spec.append(["total", [last]])
@@ -746,7 +797,8 @@ def cases_2_numeric(rng):
     return cases + cases_2_numeric_boundaries(rng)
 
 
-# The contract's boundaries: arrays holding 0, ±1e-12, ±5e-324 and ±1e12 (through tanh, so that f
+# The contract's boundaries: arrays holding 0, ±1e-12, ±5e-324 and ±1e12 beside small entries of
+# both signs (3e-9 to 3e-4, as gradient checks of small parameters feed it; through tanh, so that f
 # stays of order 1 and its differences mean something at every entry), at h = 1e-4; and the step
 # at its own boundaries, 5e-324 (x ± h is x: every estimate 0, unless h is ignored), 1e-12 and 1,
 # each compared with the central differences computed here at that step. 4 cases.
@@ -756,7 +808,7 @@ STEP_BOUNDARIES = {5e-324: ("a subnormal positive value", "the low end 0"),
 
 
 def cases_2_numeric_boundaries(rng):
-    A, labels = planted("numerical_grad", "arrays", rng, (3, 4))
+    A, labels = planted("numerical_grad", "arrays", rng, (3, 4), base=small(rng, (3, 4)))
     cases = [numeric_case("sum(tanh(A) * tanh(B)), A holding 0, ±1e-12, ±5e-324 and ±1e12", BOUNDED,
                           {"A": A, "B": rng.normal(size=(4,))}, 1e-4, drawn=labels)]
     for h, names in STEP_BOUNDARIES.items():
@@ -1763,7 +1815,7 @@ def cases_d(rng):
 # log node on inputs from 1e-13 to 1e-9, an exp node on inputs from 500 to 690, a relu node on
 # tiny values of both signs and zeros; and g holding the contract's boundaries (0, ±1e-12,
 # ±5e-324, ±1e12) on a * node and an exp node. hvp with v holding them, over two functions of
-# six and four entries. grad's create_graph is left at its default in every gradient case
+# six and three entries. grad's create_graph is left at its default in every gradient case
 # above. 7 cases.
 def cases_d_boundaries(rng):
     cases = []
@@ -1781,9 +1833,12 @@ def cases_d_boundaries(rng):
         g, labels = planted("vjp_tensor", "g", rng, (2, 4), chosen)
         cases.append(vjp_case(f"{title}, g holding 0, ±1e-12, ±5e-324 and ±1e12", expression, leaves, rng, g, labels,
                               relative=True))
+    # The probe also differences the student's grad at x ± 1e-5 v to tell a failure's halves apart:
+    # the large entries go to the cubic, which stays finite there (a function with exp would feed
+    # inf to the primitives), the rest to a function of six entries.
     names = list(VALUES["hvp", "v"].boundaries())
     for title, part in (("broadcast operands made from x, its row sums and its total", names[:5]),
-                        ("log of row sums kept with keepdims, on a matrix", names[5:])):
+                        ("a cubic", names[5:])):
         expression, shape, shapes = SECOND_ORDER[title]
         constants = {name: rng.normal(size=size) for name, size in shapes.items()}
         v, labels = planted("hvp", "v", rng, shape, part)
