@@ -480,16 +480,17 @@ def cases_1b(rng):
 
 # Where students switch formulas or drop what looks negligible: each row's label logit above
 # every other by a margin drawn from a band (10 to 20, where exp(-margin) is 2e-9 to 5e-5;
-# 20 to 40; far tails of 40 to 700, where a probability is 1e-17 to 1e-304 and not 0), or below
-# the others by 10 to 700 (a loss of that size). Crossed with the labels' integer dtype (int64,
+# 20 to 40; far tails of 40 to 690, where a probability is 1e-17 to 1e-300 and not 0, nor yet
+# subnormal, where correct formulas part by more than 1e-9), or below the others by 10 to 690
+# (a loss of that size). Crossed with the labels' integer dtype (int64,
 # as in the notebook, or another integer dtype: int32, uint8, int16, uint64): 4 x 2 = 8 cases on
 # 5 examples of 4 classes, logits.grad starting at zero so that tiny entries show, judged entry
 # by entry. Then small logits of both signs (3e-9 to 3e-4), and logits holding the contract's
 # boundaries (0, ±1e-12, ±5e-324, ±1e12): 3 cases.
 MARGINS = {"a margin of 10 to 20 above the other logits": (10.0, 20.0, 1.0),
            "a margin of 20 to 40 above the other logits": (20.0, 40.0, 1.0),
-           "far tails, margins of 40 to 700 above the other logits": (40.0, 700.0, 1.0),
-           "the label's logit 10 to 700 below the others": (10.0, 700.0, -1.0)}
+           "far tails, margins of 40 to 690 above the other logits": (40.0, 690.0, 1.0),
+           "the label's logit 10 to 690 below the others": (10.0, 690.0, -1.0)}
 LABEL_DTYPES = {"int64 labels": (np.int64,), "labels of another integer dtype": (np.int32, np.uint8, np.int16,
                                                                                 np.uint64)}
 
@@ -1266,6 +1267,12 @@ def cases_4(rng):
     arrays, bend = large_fault(sizes, X * 40.0, y, rng, 0)
     cases.append(check_case(f"a network {sizes} whose backward pass is wrong at one entry of its first parameter, on "
                             "inputs 40 times as large", arrays, zeros, X * 40.0, y, 1e-4, bend, faulty=True))
+    # A fault 1000 times the gradient (the bend 500 times as deep): the worst error is about 1000,
+    # and a checker that caps or clips what it returns shows. 1 case.
+    arrays, (centre, width, _) = large_fault(sizes, X * 40.0, y, rng, 2)
+    cases.append(check_case(f"a network {sizes} whose backward pass is wrong at one entry of a middle parameter by "
+                            "a factor of 1000, on inputs 40 times as large", arrays, zeros, X * 40.0, y, None,
+                            (centre, width, 1000.0), faulty=True))
     cases.append(mlp_check_case([2, 4, 3], 8, X, y))
     return cases
 
@@ -1645,10 +1652,11 @@ def cases_c(rng):
 # through the transpose, log of a row sum kept with keepdims) of row vectors and of a matrix, and
 # one whose broadcast operands are made from x itself (its row sums in a product, its total in a
 # sum), so that the summed contributions to them and the sums' incoming gradients depend on x
-# (with a constant operand, such a contribution is never differentiated again); for each, grad
-# with and without create_graph (and a Tensor it does not use), hvp along a random direction (a
-# failure is diagnosed with central differences of the student's own grad), and a Newton step:
-# 6 x 3 = 18 cases.
+# (with a constant operand, such a contribution is never differentiated again), and one with an
+# interior node used twice (h * h: a walk that lists it twice adds its contributions twice); for
+# each, grad with and without create_graph (and a Tensor it does not use), hvp along a random
+# direction (a failure is diagnosed with central differences of the student's own grad), and a
+# Newton step: 7 x 3 = 21 cases.
 SECOND_ORDER = {
     "softplus of a product plus a square": ("((x @ W).exp() + 1.0).log().sum() + (x * x).sum()", (1, 4),
                                             {"W": (4, 3)}),
@@ -1659,6 +1667,8 @@ SECOND_ORDER = {
         "((x * x).sum(axis=1, keepdims=True) + 1.0).log().sum() + (x @ W).exp().mean()", (2, 2), {"W": (2, 3)}),
     "broadcast operands made from x, its row sums and its total": (
         "(x * x.sum(axis=1, keepdims=True) + x.sum()).tanh().sum() + (x * x).sum() * 3.0", (2, 3), {}),
+    "one interior node used twice (h * h with h = tanh(x @ W))": (
+        "((h := (x @ W).tanh()) * h).sum() + (x * x).sum()", (1, 3), {"W": (3, 4)}),
 }
 
 
@@ -1808,7 +1818,28 @@ def cases_d(rng):
         if expression == "a.log()":
             leaves["a"] = np.abs(leaves["a"]) + 0.2
         cases.append(vjp_case(title, expression, leaves, rng))
+    # A Newton step far from 0, on the cubic at x of size 1000 to 2000 (the step lands beyond 500,
+    # where a clipped answer shows), and vjp_tensor asked about a sum it has no rule for: 2 cases.
+    expression, shape, shapes = SECOND_ORDER["a cubic"]
+    constants = {name: np.abs(rng.normal(size=size)) + 0.5 for name, size in shapes.items()}
+    cases.append(newton_case("a cubic, far from 0", expression, rng.uniform(1000.0, 2000.0, size=shape), constants))
+    cases.append(refused_case(rng))
     return cases + cases_d_boundaries(rng)
+
+
+def refused_case(rng):
+    """vjp_tensor on a sum over one axis without keepdims, which the notebook tells it to refuse
+    with ValueError rather than return something."""
+    setting = "vjp_tensor on a sum over axis 0 without keepdims, a.sum(axis=0) with a of shape (2, 3)"
+
+    def judge(answer):
+        if answer["kind"] != "ValueError":
+            return (f"{setting}: expected ValueError (vjp_tensor handles sums over everything or with keepdims=True "
+                    f"and raises ValueError for any other), got {answer['kind']}")
+        return None
+
+    return Case("D", setting, "refused", {"expression": "a.sum(axis=0)", "leaves": {"a": rng.normal(size=(2, 3))},
+                                          "g": rng.normal(size=(3,))}, judge)
 
 
 # vjp_tensor where its primitives' domains have their edges (the inputs 1a is judged on too): a
