@@ -194,10 +194,10 @@ def node_case(title, expression, leaves, stale, rng, drawn=(), relative=False):
             return f"{setting}: expected a new Tensor, got a {answer['kind']}"
         prev = answer["prev"]
         if prev != parents:
-            shown = ", ".join(names[i] if i >= 0 else "a constant" for i in parents)
-            return (f"{setting}: the new node's _prev must be ({shown}), its parents in argument order, each as often "
-                    f"as it is an operand; got {prev if not isinstance(prev, list) else len(prev)} "
-                    f"{'entries' if isinstance(prev, list) else ''}".rstrip())
+            def shown(indices):
+                return "(" + ", ".join(names[i] if 0 <= i < len(names) else "a constant" for i in indices) + ")"
+            return (f"{setting}: the new node's _prev must be {shown(parents)}, its parents in argument order, each "
+                    f"as often as it is an operand; got {shown(prev) if isinstance(prev, list) else prev}")
         return first_problem(
             compare(answer["data"], value, f"{setting}: out.data", value_bound),
             *(compare(g, w, f"{setting}: {n}.grad after out._backward() with a random out.grad", b)
