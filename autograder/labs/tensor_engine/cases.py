@@ -1403,11 +1403,15 @@ def cases_a(rng):
         cases.append(adam_case(f"{setting} on {name}{told}", [rng.normal(size=shape) for shape in shapes], grads,
                                lr, betas, eps, history))
     # The step's boundaries (lr 5e-324, 1e-12 and 1) and a call that leaves betas and eps to their
-    # defaults, each on a (3, 4) matrix and a (3,) vector with PyTorch's betas and eps: 4 cases.
+    # defaults, each on a (2, 3) matrix and a (3,) vector with PyTorch's betas and eps: 4 cases.
+    # The defaults' call has gradients of size 1e-8, as large as the default eps, so that every
+    # default shows in the step.
     shapes = ADAM_PARAMETERS["a (2, 3) matrix and a (3,) vector"]
     for lr, names, defaults in [(lr, names, False) for lr, names in STEP_BOUNDARIES.items()] + [(0.01, (), True)]:
-        grads = [[rng.normal(size=shape) for shape in shapes] for _ in range(ADAM_STEPS)]
-        cases.append(adam_case(f"lr {number(lr)}, betas (0.9, 0.999), eps 1e-8 on a (2, 3) matrix and a (3,) vector",
+        scale = 1e-8 if defaults else 1.0
+        grads = [[scale * rng.normal(size=shape) for shape in shapes] for _ in range(ADAM_STEPS)]
+        cases.append(adam_case(f"lr {number(lr)}, betas (0.9, 0.999), eps 1e-8 on a (2, 3) matrix and a (3,) vector"
+                               + (", gradients of size 1e-8" if defaults else ""),
                                [rng.normal(size=shape) for shape in shapes], grads, lr, (0.9, 0.999), 1e-8,
                                [0] * ADAM_STEPS, labels_of("adam_step", "lr", names), defaults))
     return cases
