@@ -7,6 +7,14 @@ checks' (other shapes, axes, seeds, graphs and networks). Expected values are co
 PyTorch in float64 (or, for a finite difference with a given step, with the same difference
 computed here) and never enter the sandbox. Nearly every case is small; the two of forward mode
 on WIDE entries are large by design, and still take a fraction of a second done as taught.
+
+Every boundary that contracts.py declares for an argument (0, ±1e-12, ±5e-324, the largest finite
+values, kinks, open ends, the infinities a function allows) is planted in some case, which names
+it in Case.drawn; the bands where students invent thresholds (exp from 500 to 709.78, log near
+1e-12, relu at tiny values, a loss's margins of 10 to 700) have cases of their own. Where
+magnitudes vary, judges compare entry by entry relative to each entry's size (relative_problem),
+so that a tail of 1e-17 returned as 0 fails. What the checks of other activities feed a function
+is asked by the function's own activity too (tests/test_contract_coverage.py).
 """
 import re
 from itertools import product
