@@ -85,7 +85,10 @@ def main(argv=None):
     prints.add_argument("--lab", action="append", help="a lab to build (repeatable; default: every lab)")
     prints.add_argument("--check", action="store_true", help="build nothing; fail when a lab's file is out of date")
     prints.add_argument("--measure", type=int, metavar="SEED",
-                        help="build nothing; diagnose the catalogue and the lab's variants.py on this seed")
+                        help="build nothing; diagnose the lab's variants.py and strangers.py on this seed, by the "
+                             "replay and by tokens alone")
+    prints.add_argument("--catalogue", action="store_true",
+                        help="with --measure, the catalogue too (its own test measures it on a seed it was built from)")
     report = commands.add_parser("report", help="write the class report: one HTML page of how the class did")
     report.add_argument("graded", metavar="GRADED", help="a results folder of `grade` (its --out)")
     report.add_argument("--db", metavar="URL", help="take the scores from this nbgrader gradebook (where manual "
