@@ -40,8 +40,8 @@ STRANGERS = [
                                                                "(below - above) / (2 * h)")),
     Variant("", "numerical_grad evaluates below at x itself but still divides by 2h",
             slip("numerical_grad", "array[index] = kept - h", "array[index] = kept")),
-    Variant("", "backward adds the seed to whatever the root's .grad held",
-            slip("backward", "root.grad = np.ones_like(root.data)", "root.grad = root.grad + np.ones_like(root.data)")),
+    Variant("", "backward runs every node's rule twice",
+            slip("backward", "        node._backward()", "        node._backward()\n        node._backward()")),
     # 3, beside "zero_grad clears only the first parameter" and "train_epoch drops the last batch".
     Variant("", "zero_grad clears only the last parameter", slip("zero_grad", """    for p in params:
         p.grad = np.zeros_like(p.data)""", """    params[-1].grad = np.zeros_like(params[-1].data)""")),
