@@ -87,7 +87,10 @@ def main(argv=None):
     prints.add_argument("--lab", action="append", help="a lab to build (repeatable; default: every lab)")
     prints.add_argument("--check", action="store_true", help="build nothing; fail when a lab's file is out of date")
     prints.add_argument("--measure", type=int, metavar="SEED",
-                        help="build nothing; diagnose the catalogue and the lab's variants.py on this seed")
+                        help="build nothing; diagnose the lab's variants.py and strangers.py on this seed, by the "
+                             "replay and by tokens alone")
+    prints.add_argument("--catalogue", action="store_true",
+                        help="with --measure, the catalogue too (its own test measures it on a seed it was built from)")
     mutation = commands.add_parser("mutants", help="mutation testing: how many one-change slips of a lab's reference "
                                                    "answers its hidden (and visible) checks catch")
     mutation.add_argument("--lab", required=True, help="the lab to mutate")

@@ -3,7 +3,7 @@
     python -m course.new_lab NAME        (or: make new-lab NAME=...)
 
 Writes source/NAME/NAME.py (the instructor notebook: one activity, `square_vjp`) and
-autograder/labs/NAME/ (cases.py, probes.py, mistakes.py, variants.py), checks them as the grader will,
+autograder/labs/NAME/ (cases.py, probes.py, mistakes.py, variants.py, strangers.py), checks them as the grader will,
 executes the notebook into its paired .ipynb, rebuilds release/ and builds the catalogue's
 fingerprints (autograder/labs/NAME/fingerprints.json). If any step fails, what
 was written is removed again, so the command can simply be run again.
@@ -260,6 +260,25 @@ def square_vjp(x, v):
 '''
 
 
+STRANGERS = '''\
+"""Slips the catalogue lacks that fail the checks its mistakes fail: the right diagnosis of each is
+none (`python -m autograder fingerprints --lab __LAB__ --measure 99`).
+"""
+from autograder.vocabulary import Variant
+
+STRANGERS = [Variant("", description, f"def square_vjp(x, v):\\n    return {body}\\n") for description, body in [
+    ("forgets the factor 2", "x * v"),
+    ("scales by 4 instead of 2", "4 * x * v"),
+    ("squares the adjoint", "2 * x * v ** 2"),
+    ("takes |x|", "2 * np.abs(x) * v"),
+    ("returns the forward value times v", "x ** 2 * v"),
+    ("forgets x", "2 * v"),
+    ("passes nothing where x is negative", "np.where(x > 0, 2 * x * v, 0.0)"),
+    ("forgets v and negates", "-2 * x"),
+]]
+'''
+
+
 class NameRefused(ValueError):
     pass
 
@@ -282,7 +301,8 @@ def files_for(name, root=ROOT):
     """Where each template goes, with the lab's name filled in."""
     grading = root / "autograder" / "labs" / name
     texts = {root / "source" / name / f"{name}.py": NOTEBOOK, grading / "cases.py": CASES,
-             grading / "probes.py": PROBES, grading / "mistakes.py": MISTAKES, grading / "variants.py": VARIANTS}
+             grading / "probes.py": PROBES, grading / "mistakes.py": MISTAKES, grading / "variants.py": VARIANTS,
+             grading / "strangers.py": STRANGERS}
     return {path: text.replace("__LAB__", name) for path, text in texts.items()}
 
 
