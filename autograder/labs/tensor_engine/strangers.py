@@ -2,14 +2,10 @@
 for each, the right diagnosis is none. They measure whether a name is earned by what an answer
 computes (`python -m autograder fingerprints --lab tensor_engine --measure 99`); the fingerprints
 are never built from them. `of` is empty: no catalogued mistake is theirs."""
-from autograder.vocabulary import Variant, reference_function
+from autograder.vocabulary import Variant, slips_of
 
 
-def slip(name, wrong, instead):
-    """The reference answer of `name` with its one `wrong` written as `instead`."""
-    correct = reference_function("tensor_engine", name)
-    assert correct.count(wrong) == 1, wrong
-    return correct.replace(wrong, instead)
+slip = slips_of("tensor_engine")
 
 
 STRANGERS = [
