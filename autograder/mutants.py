@@ -472,10 +472,10 @@ def grade_mutants(lab_name, mutants, options, jobs, seed=DEFAULT_SEED, visible=F
                 except Exception as error:
                     verdict.error = f"{type(error).__name__}: {error}"
                     runs.append(None)
-        for verdict, prints in zip(chunk, runs):
-            if prints is not None:
-                verdict.fingerprint = tuple(prints[0])
-                verdict.hidden = any(token != PASSED for token in prints[0])
+        for verdict, outcomes in zip(chunk, runs):
+            if outcomes is not None:
+                verdict.fingerprint = tuple(outcomes[0].fingerprint)
+                verdict.hidden = any(token != PASSED for token in verdict.fingerprint)
         if progress:
             progress(min(start + step, len(verdicts)), len(verdicts), "hidden checks of")
     if visible:
