@@ -76,7 +76,7 @@ def test_a_name_that_cannot_be_a_new_lab_is_refused_with_the_reason(name, reason
 @pytest.mark.slow
 def test_make_new_lab_writes_a_lab_that_releases(copy):
     for path in (f"source/{NAME}/{NAME}.py", f"source/{NAME}/{NAME}.ipynb", f"release/{NAME}/{NAME}.ipynb",
-                 *(f"autograder/labs/{NAME}/{part}.py" for part in ("cases", "probes", "mistakes", "variants", "strangers")),
+                 *(f"autograder/labs/{NAME}/{part}.py" for part in ("cases", "probes", "mistakes", "variants", "strangers", "contracts")),
                  f"autograder/labs/{NAME}/fingerprints.json"):
         assert (copy / path).is_file(), path
     released = run(["make", "release"], copy, 600)
