@@ -114,7 +114,7 @@ def unchanged(got, sent, quantity):
         return None if float(got) == float(sent) else "{}: it is {}, it was {}".format(quantity, *apart(got, sent))
     try:
         array = np.asarray(got, dtype=np.float64)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError):  # not numbers at all
         return f"{quantity}: expected numbers, got {describe(got)}"
     sent = np.asarray(sent, dtype=np.float64)
     if array.shape != sent.shape:
