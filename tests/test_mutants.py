@@ -140,7 +140,8 @@ def test_a_default_is_described_by_its_parameter_and_its_id_by_the_change_alone(
 def test_a_sample_is_the_same_for_the_same_seed(lab):
     mutants = lab_mutants(lab)
     assert sample(mutants, SAMPLE, SAMPLE_SEED) == sample(mutants, SAMPLE, SAMPLE_SEED)
-    assert 40 <= len(mutants) <= 500, f"{lab.name} has {len(mutants)} mutants; the run should stay affordable"
+    # A lab as small as the new-lab scaffold's has a handful; a large one must stay affordable to run.
+    assert 1 <= len(mutants) <= 500, f"{lab.name} has {len(mutants)} mutants; the run should stay affordable"
 
 
 def test_an_equivalent_mutant_needs_a_reason(tmp_path):
