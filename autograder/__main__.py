@@ -3,6 +3,8 @@
 python -m autograder report GRADED [--db URL] [--out FILE.html]
 python -m autograder gradescope LAB --out FILE.zip [--secret-file PATH]
 python -m autograder check NOTEBOOK
+python -m autograder mutants --lab LAB [--activity A] [--visible] [--jobs N] [--limit N] [--sample N]
+                             [--seed S] [--out FILE.json] [--list]
 (installed with pip, `autograder` is the same command)
 
 Every command works on the course folder (source/, data/, release/, course.toml): --course DIR,
@@ -85,7 +87,22 @@ def main(argv=None):
     prints.add_argument("--lab", action="append", help="a lab to build (repeatable; default: every lab)")
     prints.add_argument("--check", action="store_true", help="build nothing; fail when a lab's file is out of date")
     prints.add_argument("--measure", type=int, metavar="SEED",
-                        help="build nothing; diagnose the catalogue and the lab's variants.py on this seed")
+                        help="build nothing; diagnose the lab's variants.py and strangers.py on this seed, by the "
+                             "replay and by tokens alone")
+    prints.add_argument("--catalogue", action="store_true",
+                        help="with --measure, the catalogue too (its own test measures it on a seed it was built from)")
+    mutation = commands.add_parser("mutants", help="mutation testing: how many one-change slips of a lab's reference "
+                                                   "answers its hidden (and visible) checks catch")
+    mutation.add_argument("--lab", required=True, help="the lab to mutate")
+    mutation.add_argument("--activity", action="append", help="mutate only this activity (repeatable)")
+    mutation.add_argument("--visible", action="store_true", help="run the visible check cells on every mutant too")
+    mutation.add_argument("--limit", type=int, metavar="N", help="grade only the first N mutants")
+    mutation.add_argument("--sample", type=int, metavar="N", help="grade N mutants drawn with --seed")
+    mutation.add_argument("--seed", type=int, default=101, metavar="S",
+                          help="the seed of the hidden inputs, and of --sample's draw (default 101, which is not "
+                               "one the fingerprints are built on)")
+    mutation.add_argument("--out", metavar="FILE.json", help="write the report as JSON too")
+    mutation.add_argument("--list", action="store_true", help="list the mutants and grade nothing")
     report = commands.add_parser("report", help="write the class report: one HTML page of how the class did")
     report.add_argument("graded", metavar="GRADED", help="a results folder of `grade` (its --out)")
     report.add_argument("--db", metavar="URL", help="take the scores from this nbgrader gradebook (where manual "
@@ -97,7 +114,7 @@ def main(argv=None):
     checking = commands.add_parser("check", help="before submitting: run a notebook's visible checks in a fresh "
                                                  "kernel and read it as the grader will (no hidden checks)")
     checking.add_argument("notebook", metavar="NOTEBOOK", help="the student notebook (.ipynb)")
-    for command in (grading, catalogue, prints):
+    for command in (grading, catalogue, prints, mutation):
         command.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="submissions graded at once")
         command.add_argument("--cell-timeout", type=float, default=60.0, metavar="S",
                              help="seconds for one cell or one check (default 60)")
@@ -111,14 +128,14 @@ def main(argv=None):
                                   "submissions as the user nobody, which `user` asks for without the sandbox")
         command.add_argument("--no-pool", action="store_true",
                              help="start every worker cold instead of forking it from a warm zygote")
-    for command in (grading, catalogue, prints, report, bundle, checking):
+    for command in (grading, catalogue, prints, mutation, report, bundle, checking):
         command.add_argument("--course", metavar="DIR", type=Path,
                              help="the course folder (default: the current directory when it holds source/, else "
                                   "the checkout the grader runs from)" + (
                                  "; a file instead is the course file with due dates and the late policy (default: "
                                  "course.toml in the course folder; see autograder/lateness.py)"
                                  if command is grading else ""))
-    for command in (grading, catalogue, prints, bundle):
+    for command in (grading, catalogue, prints, mutation, bundle):
         command.add_argument("--secret-file", metavar="PATH",
                              help="the course secret, which chooses each submission's hidden inputs (default: "
                                   "$AUTOGRADER_SECRET, else .autograder-secret in the course root, made on first use)")
@@ -147,6 +164,16 @@ def main(argv=None):
         return command_fingerprints(args, None)
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")
+    if args.command == "mutants":
+        from autograder.commands import mutants_problem
+
+        problem = mutants_problem(args)
+        if problem:
+            parser.error(problem)
+        if args.list:  # grades nothing, so no zygote
+            from autograder.mutants import command_mutants
+
+            return command_mutants(args, None)
     # The zygote imports PyTorch and the rest while this process imports the grader: start it first.
     # On a Dask cluster each worker has its own, and this process grades nothing itself. One
     # notebook is graded by a worker or two of each kind: those start cold (see sandbox.Pool).
@@ -158,9 +185,10 @@ def main(argv=None):
     # grammar for seconds; notebooks never need its IRI formats, so the grader goes without.
     sys.modules.setdefault("rfc3987_syntax", None)
     try:
-        from autograder.commands import command_fingerprints, command_grade, command_mistakes
+        from autograder.commands import command_fingerprints, command_grade, command_mistakes, command_mutants
 
-        command = {"grade": command_grade, "mistakes": command_mistakes, "fingerprints": command_fingerprints}
+        command = {"grade": command_grade, "mistakes": command_mistakes, "fingerprints": command_fingerprints,
+                   "mutants": command_mutants}
         return command[args.command](args, pool)
     finally:
         if pool is not None:

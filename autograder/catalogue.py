@@ -188,15 +188,16 @@ def _outcomes_by_seed(grading, notebook, seeds, options, activities=None):
 
 
 def fingerprints_by_seed(lab_name, mistakes, seeds, options, jobs):
-    """[[the fingerprint of its activity for each of `seeds`] for each of `mistakes`]: each wrong
-    answer's activity judged as grading judges it, on the reference engine for the rest."""
+    """[[the Outcome of its activity for each of `seeds`] for each of `mistakes`]: each wrong
+    answer's activity judged as grading judges it, on the reference engine for the rest, every
+    seed in turn in one worker (an Outcome's `fingerprint` holds its tokens, `sketches` what the
+    answer replied)."""
     grading = grading_for(lab_name)
     solved = solved_notebook(grading.lab, student_notebook(grading.lab))
 
     def prints(mistake):
         notebook = mistaken(grading.lab, solved, mistake)[1]
-        outcomes = _outcomes_by_seed(grading, notebook, seeds, options, [mistake.activity])[mistake.activity]
-        return [outcome.fingerprint for outcome in outcomes]
+        return _outcomes_by_seed(grading, notebook, seeds, options, [mistake.activity])[mistake.activity]
 
     with warm(options) as options, ThreadPoolExecutor(max_workers=jobs) as threads:
         return list(threads.map(prints, mistakes))

@@ -59,8 +59,27 @@ def command_mistakes(args, pool):
     return 0
 
 
+def mutants_problem(args):
+    """What is wrong with `mutants`' arguments, or None."""
+    labs = course_labs()
+    if args.lab not in labs:
+        return f"no lab {args.lab} in source/ (there are {', '.join(sorted(labs))})"
+    unknown = [a for a in args.activity or () if a not in labs[args.lab].activities]
+    if unknown:
+        return f"{args.lab} has no activity {', '.join(unknown)} (it has {', '.join(labs[args.lab].activities)})"
+    if any(n is not None and n < 1 for n in (args.limit, args.sample)):
+        return "--limit and --sample must be at least 1"
+    return None
+
+
+def command_mutants(args, pool):
+    from autograder.mutants import command_mutants as run  # its notebook tools are slow to import
+
+    return run(args, pool)
+
+
 def command_fingerprints(args, pool):
-    from autograder.fingerprints import build, catalogue_answers, check, measure, rates, variant_answers
+    from autograder.fingerprints import build, catalogue_answers, check, measure, stranger_answers, variant_answers
 
     labs = args.lab or sorted(gradable_labs())
     if args.check:
@@ -78,18 +97,34 @@ def command_fingerprints(args, pool):
             continue
         if check([lab_name]):
             raise SystemExit("\n".join(check([lab_name])))
-        for kind, answers in (("catalogue", catalogue_answers(lab_name)), ("variants", variant_answers(lab_name))):
+        everything = []
+        kinds = [("catalogue", catalogue_answers)] if args.catalogue else []
+        for kind, answers in kinds + [("variants", variant_answers), ("strangers", stranger_answers)]:
+            answers = answers(lab_name)
             measured = measure(lab_name, answers, args.measure, options, args.jobs)
-            failing, diagnosed, right = rates(measured)
             for m in measured:
                 if m.failed and m.named and not m.right:
-                    print(f"  WRONG {m.answer!r} ({m.of}) named as {list(m.named)}")
-                elif m.failed and not m.named:
+                    print(f"  WRONG {m.answer!r} ({m.of or 'a stranger'}) named as {list(m.named)}")
+                elif m.failed and not m.named and m.of:
                     print(f"  none  {m.answer!r} ({m.of})")
-            print(f"{kind}: {len(answers)} answers, {failing} fail on seed {args.measure}, {diagnosed} diagnosed "
-                  f"(coverage {diagnosed / max(failing, 1):.0%}), {right} rightly "
-                  f"(precision {right / max(diagnosed, 1):.0%})")
+                if m.failed and m.by_tokens and not m.rightly(m.by_tokens):
+                    print(f"  tokens alone named {m.answer!r} ({m.of or 'a stranger'}) as {list(m.by_tokens)}")
+            print_rates(kind, measured, args.measure)
+            if kind != "catalogue":
+                everything += measured
+        print_rates("variants and strangers", everything, args.measure)
     return 0
+
+
+def print_rates(kind, measured, seed):
+    """A line per rule: the replay the grader uses, and tokens alone, the rule it replaced."""
+    from autograder.fingerprints import rates
+
+    for rule, by_tokens in (("replay", False), ("tokens alone", True)):
+        failing, diagnosed, right = rates(measured, by_tokens)
+        print(f"{kind} by {rule}: {len(measured)} answers, {failing} fail on seed {seed}, {diagnosed} diagnosed "
+              f"(coverage {diagnosed / max(failing, 1):.0%}), {right} rightly, {diagnosed - right} wrongly "
+              f"(precision {right / max(diagnosed, 1):.1%})")
 
 
 def gradebook_wanted(args):

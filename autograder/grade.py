@@ -13,7 +13,10 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from autograder.diagnosis import diagnose, known_for
+import numpy
+
+from autograder import answer_sketch
+from autograder.diagnosis import REPLAY_SEED, candidates, confirm, known_for, replayed_for
 from autograder.case_tokens import NOT_RUN, NUMBERS, PASSED, STOPPED, failed, raised
 from autograder.labs import LabNotGradable, course_labs, grading_for
 from autograder.errors import GraderError
@@ -66,6 +69,7 @@ class Outcome:
     deferred: tuple = ()  # not run on the submission's engine, whose activities `deferred` stopped
     fingerprint: tuple = ()  # a token per hidden case (autograder/case_tokens.py)
     first_failed: str = ""  # the first failing hidden check's title, its drawn numbers as '#'
+    sketches: tuple = ()  # what each hidden case's reply was (autograder/answer_sketch.py)
 
 
 class Clock:
@@ -78,6 +82,7 @@ class Clock:
         self.reply_bytes, self.received = reply_bytes, 0  # read from the submission's workers
         self.backstop = time.monotonic() + WALL_FACTOR * seconds
         self.phases = dict.fromkeys(PHASES, 0.0)
+        self.refunds = 0.0  # the seconds given back (refunded): the grader's own cost, for the benchmark
 
     @contextmanager
     def phase(self, name):
@@ -114,6 +119,27 @@ class Clock:
     def waited(self, seconds):
         """Time spent waiting for other submissions is not the submission's own."""
         self.backstop += seconds
+
+    @contextmanager
+    def refunded(self, session):
+        """Whatever `session`'s workers use inside the block is the grader's, not the submission's:
+        its CPU seconds, its wall-clock seconds (the backstop moves on by them) and the bytes read,
+        even when the block ends in OutOfTime or WorkerFailure (a worker closed meanwhile charged
+        its share on closing, and is counted through `spent`)."""
+        def held():  # counted as charge() and charge_reading() count them when the session closes
+            worker, reference = session.worker, session.reference_worker
+            return (self.spent + (worker.used() if worker else 0.0) + (reference.parsing if reference else 0.0),
+                    self.received + sum(w.received for w in (worker, reference) if w is not None))
+
+        spent, received, started = *held(), time.monotonic()
+        try:
+            yield
+        finally:
+            now_spent, now_received = held()
+            self.refunds += max(0.0, now_spent - spent)
+            self.spent -= max(0.0, now_spent - spent)
+            self.received -= max(0, now_received - received)
+            self.backstop += time.monotonic() - started
 
 
 class Session:
@@ -340,25 +366,45 @@ def judged(case, reply):
     return case.judge(decode(reply["value"]), [decode(item) for item in observed])
 
 
+def request_for(probes, case):
+    return {"op": "probe", "source": probes, "probe": case.probe,
+            "args": {key: encode(value) for key, value in case.args.items()}}
+
+
+def sketched(case, reply):
+    """The sketch of a probe's reply (answer_sketch.py); a reply the grader cannot read sketches as
+    what it is not."""
+    if "error" in reply:
+        return answer_sketch.raised(quoted(reply.get("error", "?"), 80))
+    try:
+        observed = reply.get("observations", [])
+        with numpy.errstate(all="ignore"):  # a projection of values near the float limit is inf, and that is its sketch
+            return answer_sketch.sketch(decode(reply["value"]),
+                                        [decode(item) for item in observed] if case.observations else None)
+    except Exception:
+        return ["unreadable"]
+
+
 def judge_activity(session, probes, cases, quiet=False):
     """The Outcome of one activity's hidden cases. Every case is run, so the feedback can say
     how many failed; a case that stops the worker ends the activity. `quiet` keeps the
     submission's own words out of the messages, and stops at the first failure: a re-grade
     needs only whether the activity passes, and which check failed first."""
     failures, stopped, needed = [], None, False  # failures: (the check's number, what went wrong)
-    tokens = []
+    tokens, sketches = [], []
     for number, case in enumerate(cases, start=1):
         if quiet and failures:
             break
-        request = {"op": "probe", "source": probes, "probe": case.probe,
-                   "args": {key: encode(value) for key, value in case.args.items()}}
+        request = request_for(probes, case)
         try:
             reply = session.ask(request, case.observations, case.probe in session.apart)
         except WorkerFailure as failure:
             failures.append((number, f"{case.title}: {failure}"))
             tokens.append(STOPPED)
+            sketches.append(answer_sketch.STOPPED)
             stopped = number
             break
+        sketches.append(sketched(case, reply))
         if "error" in reply:
             failures.append((number, f"{case.title}: raised {quoted_error(reply, request['source'], quiet)}"))
             tokens.append(raised(quoted(reply.get("error", "?"), 80)))
@@ -374,8 +420,10 @@ def judge_activity(session, probes, cases, quiet=False):
             failures.append((number, problem))
     total = len(cases)
     fingerprint = tuple(tokens) + (NOT_RUN,) * (total - len(tokens))
+    sketches = tuple(sketches) + (answer_sketch.NOT_RUN,) * (total - len(sketches))
     if not failures:
-        return Outcome(True, f"passed all {plural(total, 'hidden check')}", fingerprint=fingerprint)
+        return Outcome(True, f"passed all {plural(total, 'hidden check')}", fingerprint=fingerprint,
+                       sketches=sketches)
     (first, said), halted = failures[0], stopped is not None
     # The class report counts students' first failures together: the seed's numbers would part them.
     first_failed = NUMBERS.sub("#", cases[first - 1].title)
@@ -393,7 +441,39 @@ def judge_activity(session, probes, cases, quiet=False):
     # difference quotient off in the ninth digit, then too slow to finish): name both.
     unfinished = f" Check {stopped} did not complete: {failures[-1][1]}" if halted and stopped != first else ""
     return Outcome(False, f"{summary}. {needed}The first failure: {said}{unfinished}", stopped=halted,
-                   fingerprint=fingerprint, first_failed=first_failed)
+                   fingerprint=fingerprint, first_failed=first_failed, sketches=sketches)
+
+
+def replay_activity(session, probes, cases):
+    """The sketches of the answer's replies to `cases`, unjudged: what the answer computes, for
+    answer_sketch.same. A case that stops the worker ends the replay, as it ends a judging."""
+    sketches = []
+    for case in cases:
+        try:
+            reply = session.ask(request_for(probes, case), case.observations, case.probe in session.apart)
+        except WorkerFailure:
+            sketches.append(answer_sketch.STOPPED)
+            break
+        sketches.append(sketched(case, reply))
+    return tuple(sketches) + (answer_sketch.NOT_RUN,) * (len(cases) - len(sketches))
+
+
+def replayed(grading, session, activity, outcome, outcomes):
+    """The answer's sketches of REPLAY_SEED's cases of a failed `activity`, asked of `session` right
+    after its judging, or None when there is nothing to confirm: no catalogued mistake's tokens
+    agree, an activity it calls failed already, or its engine stopped (asking again would cost
+    another limit for nothing). The replay's time and bytes are the grader's (Clock.refunded);
+    running out of them, the worker dying, or a restarted worker failing in the lab's own code
+    only means no diagnosis: the score and status are the judging's alone."""
+    if outcome.passed or outcome.stopped or not candidates(outcome.fingerprint, known_for(grading, activity)):
+        return None
+    if not all(outcomes[need].passed for need in grading.depends.get(activity, ()) if need in outcomes):
+        return None
+    try:
+        with session.clock.refunded(session):
+            return replay_activity(session, grading.probes, grading_for(grading.lab.name, REPLAY_SEED).cases[activity])
+    except (OutOfTime, WorkerFailure, GraderError):
+        return None
 
 
 def quoted(text, limit=QUOTED):
@@ -435,7 +515,7 @@ def grade(path, options=Options(), expected_lab=None):
     steps = program(lab, notebook)
     unchanged = untouched(lab, notebook)
     sessions = Sessions(lab, steps, options, clock, grading)
-    outcomes, status = {}, "graded"
+    outcomes, status, replays = {}, "graded", {}
     try:
         for activity in by_worker(grading):
             halted = [need for need in grading.depends.get(activity, ()) if need in outcomes and outcomes[need].stopped]
@@ -451,6 +531,9 @@ def grade(path, options=Options(), expected_lab=None):
             except OutOfTime as out:
                 status = "timeout"
                 outcome = Outcome(False, f"not graded: the submission {out}")
+            else:
+                if options.diagnose and activity not in unchanged:
+                    replays[activity] = replayed(grading, sessions.of(activity), activity, outcome, outcomes)
             if activity in unchanged and not outcome.passed:
                 functions = lab.activities[activity].functions
                 outcome = Outcome(False, "not attempted: your answer cell is still the stub, which raises "
@@ -467,7 +550,7 @@ def grade(path, options=Options(), expected_lab=None):
     finally:
         sessions.close()
     point_at_failed_cells(steps, problems, outcomes)
-    diagnoses = name_mistakes(grading, outcomes) if options.diagnose else {}
+    diagnoses = name_mistakes(grading, outcomes, replays) if options.diagnose else {}
     stopped = [activity for activity, outcome in outcomes.items() if outcome.stopped]
     if status == "graded" and options.rejudge:
         rejudge_with_reference_engine(grading, steps, outcomes, options, clock, sessions.left_out)
@@ -476,6 +559,7 @@ def grade(path, options=Options(), expected_lab=None):
     result = activity_result(name, path, lab, outcomes, problems, status, started)
     result["extra_data"]["phases"] = {key: round(value, 3) for key, value in clock.phases.items()}
     result["extra_data"]["cpu_seconds"] = round(clock.spent, 2)
+    result["extra_data"]["replay_cpu_seconds"] = round(clock.refunds, 2)  # not counted in cpu_seconds
     result["extra_data"]["diagnoses"] = {activity: {"mistakes": list(d.mistakes), "advice": d.advice,
                                                     "matched_on": d.tier} for activity, d in diagnoses.items()}
     # For the class report (autograder/class_report.py): what the messages say, kept as data.
@@ -506,17 +590,20 @@ def point_at_failed_cells(steps, problems, outcomes):
                                                           "could (see the notes above): fix that cell first.")
 
 
-def name_mistakes(grading, outcomes):
-    """{activity: Diagnosis} for the failed activities that behave like a catalogued mistake, whose
-    messages gain the diagnosis. An activity is diagnosed only when the activities it calls
+def name_mistakes(grading, outcomes, replays):
+    """{activity: Diagnosis} for the failed activities that compute what a catalogued mistake
+    computes, whose messages gain the diagnosis. `replays`: {activity: the answer's sketches of
+    REPLAY_SEED's cases, or None}. An activity is diagnosed only when the activities it calls
     passed: otherwise its cases ran on the student's other slips too."""
     diagnoses = {}
     for activity, outcome in outcomes.items():
-        if outcome.passed or outcome.untouched or outcome.deferred:
+        if outcome.passed or outcome.untouched or outcome.deferred or not replays.get(activity):
             continue
         if not all(outcomes.get(need, outcome).passed for need in grading.depends.get(activity, ())):
             continue
-        diagnosis = diagnose(outcome.fingerprint, known_for(grading, activity))
+        chosen = {m.description for m in candidates(outcome.fingerprint, known_for(grading, activity))}
+        diagnosis = confirm(replays[activity], [(m, sketches) for m, sketches in replayed_for(grading, activity)
+                                                if m.description in chosen])
         if diagnosis is not None:
             outcomes[activity] = replace(outcome, message=f"{outcome.message.rstrip('.')}. {diagnosis.sentence()}")
             diagnoses[activity] = diagnosis

@@ -31,6 +31,9 @@ class Case:
     # the moment it is made. A case with observations has its judge called as
     # judge(answer, observations); a reply with another count fails the case as tampered.
     observations: int = 0
+    # The contract boundaries the case holds (autograder/contracts.py `drawn` labels), so that a
+    # test can show every declared boundary is asked about whatever the seed.
+    drawn: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -152,3 +155,13 @@ def reference_function(lab_name, name):
                 first = min([node.lineno] + [d.lineno for d in node.decorator_list])
                 return "\n".join(source.splitlines()[first - 1:node.end_lineno]) + "\n"
     raise LookupError(f"{lab_name}'s reference answers define no function {name}")
+
+
+def slips_of(lab_name):
+    """slip(name, wrong, instead): the reference answer of `name` with its one `wrong` written as
+    `instead`, so that a variant or a stranger is one slip in the reference, not a copy of it."""
+    def slip(name, wrong, instead):
+        correct = reference_function(lab_name, name)
+        assert correct.count(wrong) == 1, wrong
+        return correct.replace(wrong, instead)
+    return slip

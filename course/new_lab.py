@@ -3,7 +3,7 @@
     python -m course.new_lab NAME        (or: make new-lab NAME=...)
 
 Writes source/NAME/NAME.py (the instructor notebook: one activity, `square_vjp`) and
-autograder/labs/NAME/ (cases.py, probes.py, mistakes.py, variants.py), checks them as the grader will,
+autograder/labs/NAME/ (cases.py, probes.py, mistakes.py, variants.py, strangers.py, contracts.py), checks them as the grader will,
 executes the notebook into its paired .ipynb, rebuilds release/ and builds the catalogue's
 fingerprints (autograder/labs/NAME/fingerprints.json). If any step fails, what
 was written is removed again, so the command can simply be run again.
@@ -143,6 +143,8 @@ import torch
 
 from autograder.vocabulary import Case, array_problem, first_problem, unchanged_problem
 
+from .contracts import CONTRACTS, drawn
+
 # Activities whose functions call those of earlier ones, e.g. {"2": ("1",)}: when 2 and 1
 # both fail, 2 is graded again with the reference answer of 1. Nothing here calls anything.
 DEPENDS = {}
@@ -178,8 +180,32 @@ def square_case(shape, kind, rng):
     return Case("1", title, "call", {"function": "square_vjp", "args": [x, v]}, judge)
 
 
+def boundary_case(argument, rng):
+    """square_vjp on a vector holding every boundary contracts.py declares for `argument`, each in
+    an entry of its own, the other argument drawn as usual; the case names them (Case.drawn)."""
+    contract = next(c for c in CONTRACTS if c.function == "square_vjp")
+    found = contract.arg(argument).values.boundaries()
+    sent = {"x": rng.standard_normal(len(found)), "v": rng.standard_normal(len(found))}
+    sent[argument] = np.array(list(found.values()))
+    tx = torch.tensor(sent["x"], dtype=torch.float64, requires_grad=True)
+    (x_bar,) = torch.autograd.grad(tx ** 2, tx, torch.tensor(sent["v"], dtype=torch.float64))
+    expected = x_bar.numpy()
+    title = f"square_vjp(x, v) with {argument} holding 0, tiny, subnormal and large entries"
+
+    def judge(answer):
+        # relative to each entry's size (1e-12 returned as 0 is wrong), but for subnormals, where rounding is coarse
+        return first_problem(
+            array_problem(answer["result"], expected, f"{title}: x_bar", atol=1e-300),
+            *(unchanged_problem(after, sent[name], f"{title}: argument {name}")
+              for name, after in zip("xv", answer["args_after"])))
+
+    return Case("1", title, "call", {"function": "square_vjp", "args": [sent["x"], sent["v"]]}, judge,
+                drawn=tuple(drawn("square_vjp", argument, name) for name in found))
+
+
 def cases_1(rng):
-    return [square_case(shape, kind, rng) for shape, kind in itertools.product(SHAPES, KINDS)]
+    drawn_cases = [square_case(shape, kind, rng) for shape, kind in itertools.product(SHAPES, KINDS)]
+    return drawn_cases + [boundary_case(argument, rng) for argument in ("x", "v")]
 
 
 def cases(seed):
@@ -260,6 +286,41 @@ def square_vjp(x, v):
 '''
 
 
+CONTRACTS = '''\
+"""What __LAB__'s notebook promises about each function an activity asks for, declared once: the
+domain its hidden inputs are drawn from (autograder/contracts.py). cases.py plants every boundary
+declared here in some case and names it (Case.drawn); tests/test_contracts.py checks both, and
+that each function of the notebook has one contract that follows its signature."""
+from autograder.contracts import Arg, Contract, Values, drawn  # noqa: F401 (cases.py names its boundaries with drawn)
+
+ANY_SHAPE = ("0-d", "1-d", "2-d")
+
+CONTRACTS = [
+    Contract("square_vjp", "1", (Arg("x", shapes=ANY_SHAPE, values=Values()), Arg("v", shapes=ANY_SHAPE, values=Values())),
+             ("ndarray",), in_place=(), note="x_bar = 2 x v, of x's shape; x and v come back as they were sent",
+             compared=("relative error 1e-9 per entry", "shapes exactly", "x and v with array_equal")),
+]
+'''
+
+STRANGERS = '''\
+"""Slips the catalogue lacks that fail the checks its mistakes fail: the right diagnosis of each is
+none (`python -m autograder fingerprints --lab __LAB__ --measure 99`).
+"""
+from autograder.vocabulary import Variant
+
+STRANGERS = [Variant("", description, f"def square_vjp(x, v):\\n    return {body}\\n") for description, body in [
+    ("forgets the factor 2", "x * v"),
+    ("scales by 4 instead of 2", "4 * x * v"),
+    ("squares the adjoint", "2 * x * v ** 2"),
+    ("takes |x|", "2 * np.abs(x) * v"),
+    ("returns the forward value times v", "x ** 2 * v"),
+    ("forgets x", "2 * v"),
+    ("passes nothing where x is negative", "np.where(x > 0, 2 * x * v, 0.0)"),
+    ("forgets v and negates", "-2 * x"),
+]]
+'''
+
+
 class NameRefused(ValueError):
     pass
 
@@ -282,7 +343,8 @@ def files_for(name, root=ROOT):
     """Where each template goes, with the lab's name filled in."""
     grading = root / "autograder" / "labs" / name
     texts = {root / "source" / name / f"{name}.py": NOTEBOOK, grading / "cases.py": CASES,
-             grading / "probes.py": PROBES, grading / "mistakes.py": MISTAKES, grading / "variants.py": VARIANTS}
+             grading / "probes.py": PROBES, grading / "mistakes.py": MISTAKES, grading / "variants.py": VARIANTS,
+             grading / "strangers.py": STRANGERS, grading / "contracts.py": CONTRACTS}
     return {path: text.replace("__LAB__", name) for path, text in texts.items()}
 
 

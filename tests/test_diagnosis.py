@@ -1,22 +1,36 @@
 """A failing answer is matched against its lab's catalogue of known wrong answers
-(autograder/diagnosis.py): the tokens a hidden case leaves, the matching rule, the stored
-fingerprints kept current, and, graded, that every catalogued mistake names itself and that the
-lab's variants (answers the fingerprints were not built from) are named rightly and often."""
+(autograder/diagnosis.py): the tokens a hidden case leaves, which choose the candidates; the
+sketches of what an answer replied (autograder/answer_sketch.py), which confirm one; the stored
+fingerprints kept current; the replay's time, which is the grader's; and, graded, that every
+catalogued mistake names itself, that the lab's variants (answers the fingerprints were not built
+from) are named rightly and often, and that its strangers (slips the catalogue lacks) are not."""
+import json
+import time
+
+import nbformat
+import numpy as np
 import pytest
 
+from autograder import diagnosis, grade as grading_module
+from autograder.answer_sketch import sketch, same
 from autograder.case_tokens import NOT_RUN, PASSED, STOPPED, failed, raised
-from autograder import diagnosis
-from autograder.diagnosis import FINGERPRINT_SEEDS, REBUILD, SAYS, diagnose, known_for, stored
-from autograder.fingerprints import catalogue_answers, check, measure, rates, variant_answers, variants
-from autograder.grade import Options
+from autograder.catalogue import mistaken
+from autograder.diagnosis import (FINGERPRINT_SEEDS, REBUILD, REPLAY, SAYS, candidates, confirm, diagnose, known_for,
+                                  stored)
+from autograder.fingerprints import (catalogue_answers, check, measure, rates, stranger_answers, strangers,
+                                     variant_answers, variants)
+from autograder.grade import Clock, Options, grade
 from autograder.labs import grading_for
 from autograder.sandbox import Limits
+from autograder.submission import Step
 from autograder.vocabulary import Mistake
+from autograder.worker import Opaque
+from course.release import solved_notebook, student_notebook
 
 # A seed of none of the fingerprints', the same in every run: the measure is of answers and
 # inputs the fingerprints were not built from, and it does not change from one run to the next.
 FRESH_SEED = 99
-PRECISION, COVERAGE = 0.95, 0.60
+PRECISION, COVERAGE = 0.98, 0.60
 
 
 @pytest.mark.parametrize("message, kind", [
@@ -54,37 +68,114 @@ HALF = "half · x.grad is #, expected #"
 SIGN = "sign · x.grad is #, expected #"
 
 
-def test_a_fingerprint_that_agrees_with_one_mistake_names_it():
+ONES, ZEROS, TWOS = sketch(np.ones(3)), sketch(np.zeros(3)), sketch(np.full(3, 2.0))
+
+
+def test_a_fingerprint_that_agrees_with_one_mistake_names_it_when_its_replies_agree():
     assign, halve = mistake("assigns", "add, do not assign"), mistake("halves", "the factor 2")
     known = [(assign, [[PASSED], [WRONG], [WRONG, PASSED]]), (halve, [[HALF], [HALF], [HALF]])]
-    found = diagnose((PASSED, WRONG, PASSED), known)
-    assert found.mistakes == ("assigns",) and found.advice == "add, do not assign" and found.tier == "tokens"
+    assert candidates((PASSED, WRONG, PASSED), known) == [assign]
+    found = confirm([ONES, ZEROS, ONES], [(assign, [ONES, ZEROS, ONES])])
+    assert found.mistakes == ("assigns",) and found.tier == REPLAY and found.advice == "add, do not assign"
     assert found.sentence() == f"{SAYS} add, do not assign"
+    assert confirm([ONES, TWOS, ONES], [(assign, [ONES, ZEROS, ONES])]) is None, \
+        "the same checks failed with the same words, but the answer computes something else: no name"
 
 
 def test_a_passing_answer_or_one_no_mistake_explains_is_not_named():
     known = [(mistake("assigns", "add"), [[PASSED], [WRONG]])]
-    assert diagnose((PASSED, PASSED), known) is None
-    assert diagnose((WRONG, WRONG), known) is None, "a case the mistake passes fails: not this mistake"
-    assert diagnose((PASSED, raised("KeyError")), known) is None
-    assert diagnose((PASSED, WRONG), []) is None, "without fingerprints nothing is named"
+    for fingerprint in [(PASSED, PASSED), (WRONG, WRONG), (PASSED, raised("KeyError"))]:
+        assert candidates(fingerprint, known) == [] and diagnose(fingerprint, known) is None, fingerprint
+    assert candidates((PASSED, WRONG), []) == [] and diagnose((PASSED, WRONG), []) is None, \
+        "without fingerprints nothing is named"
+    assert confirm([], [(known[0][0], [])]) is None and confirm([ONES], []) is None
+    assert confirm([ONES, ZEROS], [(known[0][0], [ONES])]) is None, "a reply per case, or none"
 
 
 def test_mistakes_that_agree_are_named_only_when_their_advice_is_one():
-    same = [(mistake("a", "one advice"), [[WRONG]]), (mistake("b", "one advice"), [[WRONG]])]
-    assert diagnose((WRONG,), same).mistakes == ("a", "b")
-    differing = [(mistake("a", "one advice"), [[WRONG]]), (mistake("b", "another"), [[WRONG]])]
-    assert diagnose((WRONG,), differing) is None, "the cases cannot tell them apart: say nothing"
+    alike = [(mistake("a", "one advice"), [ZEROS]), (mistake("b", "one advice"), [ZEROS])]
+    assert confirm([ZEROS], alike).mistakes == ("a", "b")
+    differing = [(mistake("a", "one advice"), [ZEROS]), (mistake("b", "another"), [ZEROS])]
+    assert confirm([ZEROS], differing) is None, "the replies cannot tell them apart: say nothing"
+    assert confirm([ZEROS], [differing[0], (differing[1][0], [ONES])]).mistakes == ("a",), \
+        "a candidate whose replies differ does not count against one whose replies agree"
 
 
-def test_the_tiers_relax_the_kind_then_the_words_and_the_first_that_agrees_decides():
+def test_every_tier_chooses_candidates_and_only_the_replay_decides():
     sign, halve = mistake("sign", "the sign"), mistake("halves", "the factor")
     known = [(sign, [[SIGN], [PASSED]]), (halve, [["half · the loss is #, expected #"], [PASSED]])]
-    assert diagnose((SIGN, PASSED), known).tier == "tokens"
-    by_words = diagnose((WRONG, PASSED), known)  # the seed's values gave no exact negation
-    assert by_words.mistakes == ("sign",) and by_words.tier == "words"
-    by_kind = diagnose(("half · the gradient is #, expected #", PASSED), known)
-    assert by_kind.mistakes == ("halves",) and by_kind.tier == "kinds"
+    assert candidates((SIGN, PASSED), known) == [sign]
+    assert candidates((WRONG, PASSED), known) == [sign], "the seed's values gave no exact negation: the words agree"
+    assert candidates(("half · the gradient is #, expected #", PASSED), known) == [halve], "the kind agrees"
+    # Tokens alone, the rule the replay replaced, named the first tier's mistake; it is still measured.
+    assert diagnose((WRONG, PASSED), known).tier == "words"
+
+
+def test_a_sketch_is_plain_json_and_survives_a_round_trip():
+    rng = np.random.default_rng(5)
+    reply = {"W": rng.normal(size=(30, 20)), "loss": 0.25, "names": ["x", "y"], "flag": True, "none": None,
+             "node": Opaque("an object of type Node"), "small": np.arange(3), "step": np.int64(4),
+             "odd": np.array([np.nan, np.inf, -np.inf, 1.0]), "long": [float(i) for i in range(100)]}
+    drawn = sketch(reply, [np.ones(2), "seen"])
+    again = json.loads(json.dumps(drawn, allow_nan=False))
+    assert again == drawn and same(again, sketch(reply, [np.ones(2), "seen"]))
+    assert len(json.dumps(sketch(rng.normal(size=(500, 1000))))) < 400, "a large array sketches small"
+    assert not same(drawn, sketch(reply)), "observations count"
+    assert same(grading_module.sketched(None, {"error": "KeyError"}), ["raises", "KeyError"])
+
+
+@pytest.mark.parametrize("shape", [(5,), (40, 30), (200_000,)], ids=["whole", "projected", "large"])
+def test_same_agrees_within_the_tolerance_and_parts_a_one_entry_slip(shape):
+    rng = np.random.default_rng(6)
+    a = rng.normal(size=shape)
+    assert same(sketch(a), sketch(a * (1 + 1e-12))), "rounding is no slip"
+    slipped = a.copy()
+    slipped.flat[3] += 1e-2
+    assert not same(sketch(a), sketch(slipped)), "one entry off"
+    assert not same(sketch(a), sketch(a.reshape(-1, 1))), "another shape"
+    assert not same(sketch(a), sketch(-a)) and not same(sketch(a), sketch(2 * a))
+    nan = a.copy()
+    nan.flat[0] = np.nan
+    assert not same(sketch(a), sketch(nan)) and same(sketch(nan), sketch(nan.copy()))
+
+
+def test_same_tells_kinds_and_containers_apart():
+    assert not same(sketch(np.ones(3)), sketch(np.ones(3, dtype=int))), "the dtype's kind"
+    assert not same(sketch([1.0, 2.0]), sketch((1.0, 2.0))) and not same(sketch([1.0]), sketch([1.0, 2.0]))
+    assert not same(sketch(1.0), sketch(np.float64(1.0 + 1e-6))) and same(sketch(1.0), sketch(1.0 + 1e-13))
+    assert not same(sketch("digraph {}"), sketch("digraph { }")) and not same(sketch(None), sketch(0.0))
+    assert not same(sketch({"a": 1.0}), sketch({"b": 1.0})) and not same(sketch(True), sketch(1.0))
+
+
+class _Worker:
+    def __init__(self):
+        self.seconds, self.received, self.parsing = 0.0, 0, 0.0
+
+    def used(self):
+        return self.seconds
+
+
+class _Session:
+    def __init__(self):
+        self.worker, self.reference_worker = _Worker(), None
+
+
+def test_the_replays_time_and_bytes_are_refunded_even_when_it_fails():
+    clock, session = Clock(10.0), _Session()
+    session.worker.seconds = 3.0  # the submission's own, before the replay
+    backstop = clock.backstop
+    with clock.refunded(session):
+        session.worker.seconds += 4.0
+        session.worker.received += 1000
+        time.sleep(0.05)
+    assert clock.spent == -4.0 and clock.received == -1000 and clock.backstop >= backstop + 0.05, \
+        "the worker still holds the 4 s and 1000 bytes it will charge on closing"
+    with pytest.raises(grading_module.OutOfTime), clock.refunded(session):
+        session.worker.seconds += 2.0
+        clock.charge(session.worker)  # the worker closed inside the replay: it charged all it used
+        session.worker = None
+        raise grading_module.OutOfTime("used up its time")
+    assert clock.spent == pytest.approx(3.0) and clock.received == 0, "only the submission's own 3 s stay"
 
 
 def test_the_stored_fingerprints_are_current(lab):
@@ -116,10 +207,12 @@ def test_every_catalogued_mistake_has_its_advice_and_variants(lab):
 
 @pytest.mark.slow
 def test_every_catalogued_mistake_names_itself(lab):
-    """On a seed the fingerprints were built from, through the grader's own judging."""
+    """On a seed the fingerprints were built from, through the grader's own judging and replay. A
+    mistake whose engine stops (it hangs or kills the worker) is asked nothing more, so it is not
+    named: a replay would cost another limit."""
     measured = measure(lab.name, catalogue_answers(lab.name), FINGERPRINT_SEEDS[0],
                        Options(Limits(cell_seconds=60)), jobs=2)
-    wrong = {m.answer: m.named for m in measured if not (m.failed and m.right)}
+    wrong = {m.answer: m.named for m in measured if not (m.failed and (m.right or m.stopped and not m.named))}
     assert wrong == {}, f"catalogued mistakes of {lab.name} that do not name themselves: {wrong}"
 
 
@@ -131,3 +224,67 @@ def test_variants_are_named_rightly_and_often(lab):
     assert failing == len(measured), [m.answer for m in measured if not m.failed]
     assert right >= PRECISION * diagnosed, f"{lab.name}: named wrongly: {wrongly}"
     assert diagnosed >= COVERAGE * failing, f"{lab.name}: {diagnosed} of {failing} variants named"
+
+
+def test_every_lab_has_strangers_of_its_own(lab):
+    """Slips the catalogue lacks, several beside the activities whose mistakes look alike."""
+    answers = stranger_answers(lab.name)
+    assert len(answers) >= 8 and all(of == "" for _, of in answers)
+    descriptions = {m.description for m in grading_for(lab.name).mistakes}
+    assert not descriptions & {m.description for m, _ in answers}
+
+
+@pytest.mark.slow
+def test_strangers_fail_and_are_not_named(lab):
+    """Tokens alone named some of them (the same checks failed with the same words); the replay
+    sees that they compute something else."""
+    measured = measure(lab.name, stranger_answers(lab.name), FRESH_SEED, Options(Limits(cell_seconds=60)), jobs=2)
+    assert all(m.failed for m in measured), [m.answer for m in measured if not m.failed]
+    named = {m.answer: m.named for m in measured if m.named}
+    assert named == {}, f"{lab.name}: strangers named as catalogued mistakes: {named}"
+
+
+def _burning(seconds, replay):
+    """`replay` (grade.replay_activity) made slow: the submission's worker first spins for `seconds`
+    of its own time, as a slow engine would on the replay's cases."""
+    def slow(session, probes, cases):
+        spin = f"import time as _t\n_end = _t.process_time() + {seconds}\nwhile _t.process_time() < _end:\n    pass\n"
+        session.run(session.worker, Step(spin, False, "spin"), seconds * 10 + 30)
+        return replay(session, probes, cases)
+
+    return slow
+
+
+@pytest.mark.slow
+def test_a_slow_replay_costs_the_submission_nothing(tmp_path, monkeypatch):
+    """Its worker time is refunded: a replay slower than the time the submission has left keeps the
+    score and status, and only loses the diagnosis; a shorter one keeps the diagnosis too."""
+    lab = grading_for("pt03_autodiff").lab
+    known = next(m for m in grading_for(lab.name).mistakes if m.description == "multiply_vjp swaps the two factors")
+    path = tmp_path / "slow-replay.ipynb"
+    nbformat.write(mistaken(lab, solved_notebook(lab, student_notebook(lab)), known)[1], path)
+    plain, _ = grade(path, Options(seed=FRESH_SEED))
+    assert plain["extra_data"]["diagnoses"][known.activity]["mistakes"] == [known.description]
+    spent = plain["extra_data"]["cpu_seconds"]
+    margin = max(5.0, spent / 2)  # a loaded machine's noise
+    limits = Limits(submission_seconds=spent + margin)
+    replay = grading_module.replay_activity
+    # The second spins for longer than the whole limit: charged, it would time out every activity after it.
+    for burn, named in ((1.0, True), (spent + margin + 1.0, False)):
+        monkeypatch.setattr(grading_module, "replay_activity", _burning(burn, replay))
+        slow, _ = grade(path, Options(limits=limits, seed=FRESH_SEED))
+        assert (slow["status"], slow["score"]) == (plain["status"], plain["score"]) == ("graded", slow["score"])
+        assert [t["score"] for t in slow["tests"]] == [t["score"] for t in plain["tests"]]
+        assert slow["extra_data"]["cpu_seconds"] < spent + margin, "the replay's seconds are not the submission's"
+        assert (known.activity in slow["extra_data"]["diagnoses"]) == named, burn
+
+
+@pytest.mark.slow
+def test_a_stranger_failing_the_same_checks_as_a_catalogued_mistake_is_not_named():
+    """add_vjp returning -v for b fails add_vjp's checks with the words "add_vjp gives b no adjoint"
+    fails them with: tokens alone named that mistake. What it computes is not zeros."""
+    stranger = next(pair for pair in stranger_answers("pt03_autodiff")
+                    if pair[0].description == "add_vjp negates the second input's adjoint")
+    (measured,) = measure("pt03_autodiff", [stranger], FRESH_SEED, Options(Limits(cell_seconds=60)), jobs=1)
+    assert measured.failed and measured.by_tokens == ("add_vjp gives the second input no adjoint",)
+    assert measured.named == ()

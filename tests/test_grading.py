@@ -10,7 +10,7 @@ import nbformat
 import pytest
 
 from autograder.catalogue import patched
-from autograder.diagnosis import SAYS, diagnose, known_for, stored
+from autograder.diagnosis import SAYS, candidates, confirm, known_for, replayed_for, stored
 from autograder.labs import grading_for
 from tests.adversarial.common import wrong_answer
 from tests.helpers import (CELL_TIMEOUT, LABS, ROOT, all_points, comparable, lab_notebook, nbgrader, read, required_points,
@@ -71,14 +71,16 @@ def rescue_chain(lab):
 
 def steady_mistake(lab):
     """The first catalogued mistake that gave the same token on every case for every seed of its
-    fingerprint, and names itself: one whose diagnosis does not hang on the batch's seed."""
+    fingerprint, so that the batch's seed makes it a candidate, and whose replay names it alone."""
     grading = grading_for(lab.name)
     prints = stored(lab.name)
     for mistake in grading.mistakes:
-        cases = prints[mistake.description]
+        cases = prints[mistake.description]["cases"]
         if all(len(tokens) == 1 for tokens in cases):
-            found = diagnose(tuple(tokens[0] for tokens in cases), known_for(grading, mistake.activity))
-            if found is not None and found.mistakes == (mistake.description,):
+            fingerprint = tuple(tokens[0] for tokens in cases)
+            found = confirm(prints[mistake.description]["sketches"], replayed_for(grading, mistake.activity))
+            if mistake in candidates(fingerprint, known_for(grading, mistake.activity)) and found is not None \
+                    and found.mistakes == (mistake.description,):
                 return mistake
     raise AssertionError(f"{lab.name} has no catalogued mistake whose fingerprint is the same on every seed")
 

@@ -31,6 +31,10 @@ A lab named ``<lab>`` is
                    expected value and judge nothing (the only file of the three a submission's
                    process ever receives); what must be recorded before student code runs
                    again goes out through ``_observe`` (a Case's ``observations``);
+  ``contracts.py`` ``CONTRACTS = [Contract, ...]`` (autograder/contracts.py): what the notebook
+                   allows each function an activity asks for, declared once; ``cases.py`` draws
+                   its inputs from it and names the boundaries each Case holds (``Case.drawn``);
+                   tests/test_contracts.py and tests/test_contract_coverage.py check them;
   ``mistakes.py``  ``MISTAKES = [Mistake, ...]``: plausible wrong answers, at least three per
                    activity, which the grader must catch (``python -m autograder mistakes``),
                    each with the ``advice`` a student whose answer behaves like it reads

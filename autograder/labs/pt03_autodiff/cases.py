@@ -9,6 +9,13 @@ completely and the others are laid over that product as a covering design: every
 classes of two different factors occurs in at least one case (see `covering`). Each activity's
 comment says which factors are crossed and which are paired, and why.
 
+Beside the classes, every function's declared contract (contracts.py) supplies boundaries: zero,
++-1e-12, subnormals, +-1e12, relu's kink and tanh's +-1, backward's seed, the learning rate's 0.
+`boundary_rows` lists them, each case plants its row's boundary in its arguments and carries the
+labels (Case.drawn), and tests/test_contracts.py shows every boundary is asked whatever the seed.
+Where magnitudes vary, values are judged against the sum of the magnitudes that went into each
+entry (`bounded_problem`), not an absolute 1e-9 that would pass 0 for 1e-17.
+
 The inputs differ from the visible checks' (other shapes, seeds and graphs). The expected
 values are computed here with PyTorch in float64 and never enter the sandbox.
 """
@@ -26,10 +33,13 @@ from autograder.vocabulary import (
     as_numbers,
     describe,
     first_problem,
+    listing,
     number,
     plural,
     unchanged_problem,
 )
+
+from . import contracts as declared
 
 # Activities whose functions call those of earlier ones. When such an activity fails and one of
 # these failed too, the grader tries it again on the reference engine (see grade.py).
@@ -73,6 +83,45 @@ def covering(factors, full):
     return [{name: row[name] for name in names} for row in rows]
 
 
+def boundary_rows(function):
+    """[{argument: (boundary name, value)}]: every declared boundary of every numeric argument of
+    `function`, as few rows as the longest list. Each argument starts its list at another row,
+    so that one row rarely plants the same boundary in every argument at once."""
+    contract = next(c for c in declared.CONTRACTS if c.function == function)
+    lists = {arg.name: list(arg.values.boundaries().items()) for arg in contract.args if arg.values is not None}
+    count = max(len(found) for found in lists.values())
+    return [{name: found[(row + 2 * place) % len(found)] for place, (name, found) in enumerate(lists.items())}
+            for row in range(count)]
+
+
+def labels(function, row):
+    return tuple(declared.drawn(function, argument, name) for argument, (name, _) in row.items())
+
+
+def planted(rng, row, argument, shape, values=declared.REALS, scale=1.0):
+    """An array of `shape` drawn from `values`, with the row's boundary for `argument` planted."""
+    return values.draw(rng, shape, scale=scale, boundary=row[argument][1])
+
+
+def bounded_problem(got, expected, bound, quantity, *, rtol=0.0, floor=1e-13):
+    """array_problem with an absolute tolerance per entry of `floor` times `bound`, the sum of the
+    magnitudes that went into the entry (what rounding can cost it), instead of one absolute 1e-9:
+    an entry of 1e-17 answered with 0 fails, an entry that cancels to nearly 0 is not held to more
+    digits than its terms carry. 1e-320 leaves the last subnormal digits to rounding order."""
+    return array_problem(got, expected, quantity, atol=floor * np.abs(np.asarray(bound, dtype=np.float64)) + 1e-320,
+                         rtol=rtol)
+
+
+def with_small(rng, values):
+    """`values` with entries 1 and 2 set to a positive and a negative number between 1e-8 and 1e-4,
+    where it has four entries or more: the magnitudes of the softmax gradients and products that
+    activities 3, A, B and C feed these functions, which ordinary normal draws almost never hold."""
+    values = np.array(values, dtype=np.float64)
+    if values.size >= 4:
+        values.flat[1], values.flat[2] = 10.0 ** rng.uniform(-8, -4), -(10.0 ** rng.uniform(-8, -4))
+    return values
+
+
 def shape_text(shape):
     return str(tuple(shape))
 
@@ -105,42 +154,64 @@ ELEMENTWISE_SHAPES = {"a scalar": (), "a vector": (4,), "a vector of length 1": 
 # matmul_vjp: a (m, n) or (n,) times b (n, k) or (n,). The rank pairing says which operand is a
 # matrix; the sizes (m, n, k) make the matrices square, non-square, or give them size-1
 # dimensions (outer: the result's; inner: the summed one). Vector @ vector sees only n.
-# Crossed in full: 4 pairings x 4 sizes = 16 cases.
+# Crossed in full: 4 pairings x 5 sizes = 20 cases.
 MATMUL_RANKS = {"vector @ vector": (1, 1), "matrix @ vector": (2, 1), "vector @ matrix": (1, 2),
                 "matrix @ matrix": (2, 2)}
 MATMUL_SIZES = {"square": (3, 3, 3), "non-square": (2, 5, 3), "size-1 outer dimensions": (1, 4, 1),
-                "a size-1 inner dimension": (4, 1, 3)}
+                "a size-1 inner dimension": (4, 1, 3), "a single row on the left (a batch of one)": (1, 3, 4)}
 
 
-def pair_case(activity, function, operation, a, b, v):
+def pair_case(activity, function, operation, a, b, v, drawn=()):
     a, b, v = (np.asarray(x) for x in (a, b, v))  # 0-d arrays, never NumPy scalars, as the engine passes them
     ta, tb = t64(a, True), t64(b, True)
     a_bar, b_bar = (g.numpy() for g in vjp(operation(ta, tb), (ta, tb), t64(v)))
+    # The same rule on the magnitudes bounds what each entry's terms add up to.
+    pa, pb = t64(np.abs(a), True), t64(np.abs(b), True)
+    a_bound, b_bound = (g.numpy() for g in vjp(operation(pa, pb), (pa, pb), t64(np.abs(v))))
     title = f"{function}(a, b, v) with a of shape {shape_text(np.shape(a))} and b of shape {shape_text(np.shape(b))}"
+    if drawn:
+        title += " holding " + ", ".join(sorted({label.split(": ", 1)[1] for label in drawn}))
 
     def judge(answer):
         result = answer["result"]
         if not isinstance(result, (tuple, list)) or len(result) != 2:
             return f"{title}: expected the pair (a_bar, b_bar), got {describe(result)}"
         return first_problem(
-            array_problem(result[0], a_bar, f"{title}: a_bar (first value returned)"),
-            array_problem(result[1], b_bar, f"{title}: b_bar (second value returned)"),
+            bounded_problem(result[0], a_bar, a_bound, f"{title}: a_bar (first value returned)"),
+            bounded_problem(result[1], b_bar, b_bound, f"{title}: b_bar (second value returned)"),
             *(unchanged_problem(after, sent, f"{title}: argument {name}")
               for name, after, sent in zip("abv", answer["args_after"], (a, b, v))))
 
-    return Case(activity, title, "call", {"function": function, "args": [a, b, v]}, judge)
+    return Case(activity, title, "call", {"function": function, "args": [a, b, v]}, judge, drawn=drawn)
 
 
 def cases_1a(rng):
     cases = []
     for function, shape in product(ELEMENTWISE_FUNCTIONS, ELEMENTWISE_SHAPES.values()):
-        a, b, v = (rng.normal(size=shape) for _ in range(3))
+        a, b, v = (with_small(rng, rng.normal(size=shape)) for _ in range(3))
         cases.append(pair_case("1a", function, ELEMENTWISE_FUNCTIONS[function], a, b, v))
     for (a_rank, b_rank), (m, n, k) in product(MATMUL_RANKS.values(), MATMUL_SIZES.values()):
-        a = rng.normal(size=(m, n) if a_rank == 2 else (n,))
-        b = rng.normal(size=(n, k) if b_rank == 2 else (n,))
-        v = rng.normal(size=np.shape(a @ b))
+        a = with_small(rng, rng.normal(size=(m, n) if a_rank == 2 else (n,)))
+        b = with_small(rng, rng.normal(size=(n, k) if b_rank == 2 else (n,)))
+        v = with_small(rng, rng.normal(size=np.shape(a @ b)))
         cases.append(pair_case("1a", "matmul_vjp", torch.matmul, a, b, v))
+    # The contract's boundaries (zero, +-1e-12, subnormals, +-1e12), planted in a, b and v, the
+    # shapes taken in turn: a student's clipping or epsilon shows where magnitudes are extreme.
+    for function in ELEMENTWISE_FUNCTIONS:
+        shapes = list(ELEMENTWISE_SHAPES.values())
+        for index, row in enumerate(boundary_rows(function)):
+            shape = shapes[index % len(shapes)]
+            a, b, v = (planted(rng, row, name, shape) for name in "abv")
+            cases.append(pair_case("1a", function, ELEMENTWISE_FUNCTIONS[function], a, b, v, labels(function, row)))
+    # Each rank pairing is its own branch of code, so each meets every boundary (the sizes in turn).
+    sizes = list(MATMUL_SIZES.values())
+    for pairing, (a_rank, b_rank) in enumerate(MATMUL_RANKS.values()):
+        for index, row in enumerate(boundary_rows("matmul_vjp")):
+            m, n, k = sizes[(pairing + index) % len(sizes)]
+            a = planted(rng, row, "a", (m, n) if a_rank == 2 else (n,))
+            b = planted(rng, row, "b", (n, k) if b_rank == 2 else (n,))
+            v = planted(rng, row, "v", np.shape(a @ b))
+            cases.append(pair_case("1a", "matmul_vjp", torch.matmul, a, b, v, labels("matmul_vjp", row)))
     return cases
 
 
@@ -181,15 +252,26 @@ def sum_shapes(leading, pattern, lengths):
     return tuple(v_shape), tuple(target)
 
 
-def sum_case(v, shape):
+def sum_case(v, sent, drawn=()):
+    shape = tuple(sent)
     expected = t64(v).sum_to_size(shape).numpy() if shape else np.asarray(v.sum())
-    title = f"sum_to_shape(v, {shape_text(shape)}) with v of shape {shape_text(v.shape)}"
+    bound = t64(np.abs(v)).sum_to_size(shape).numpy() if shape else np.asarray(np.abs(v).sum())
+    title = f"sum_to_shape(v, {shape_text(shape)}) with v of shape {shape_text(np.shape(v))}"
+    if drawn:
+        title += " holding " + drawn[0].split(": ", 1)[1]
 
     def judge(answer):
-        return first_problem(array_problem(answer["result"], expected, title),
+        # Up to 144 entries summed into one: 1e-12 of their magnitudes leaves any order of summing.
+        return first_problem(bounded_problem(answer["result"], expected, bound, title, floor=1e-12),
                              unchanged_problem(answer["args_after"][0], v, f"{title}: v"))
 
-    return Case("1b", title, "call", {"function": "sum_to_shape", "args": [v, list(shape)]}, judge)
+    return Case("1b", title, "call", {"function": "sum_to_shape", "args": [v, sent]}, judge, drawn=drawn)
+
+
+# The boundary cases take these (v, target) pairs in turn: a prepended axis and a stretched one
+# at once, a full reduction, a square v, and nothing to do.
+SUM_BOUNDARY_PAIRS = [((2, 3, 4), (1, 3, 1)), ((3, 4), ()), ((3, 3), (3,)), ((4, 3), (4, 1)), ((1, 5), (1, 5)),
+                      ((2, 1, 3), (1, 3)), ((1, 4), (4,))]
 
 
 def cases_1b(rng):
@@ -199,7 +281,15 @@ def cases_1b(rng):
         pair = sum_shapes(SUM_LEADING[row["leading"]], SUM_TARGETS[row["target"]], SUM_LENGTHS[row["lengths"]])
         if pair not in pairs:
             pairs.append(pair)
-    return [sum_case(rng.normal(size=v_shape), shape) for v_shape, shape in pairs]
+    cases = [sum_case(with_small(rng, rng.normal(size=v_shape)), list(shape)) for v_shape, shape in pairs]
+    # The Tensor class passes the target as a tuple (value.shape), the cases above as a list; a
+    # 0-d adjoint reaches it as a NumPy scalar when a product of 0-d arrays made it.
+    for index, row in enumerate(boundary_rows("sum_to_shape")):
+        v_shape, shape = SUM_BOUNDARY_PAIRS[index % len(SUM_BOUNDARY_PAIRS)]
+        cases.append(sum_case(planted(rng, row, "v", v_shape), tuple(shape), labels("sum_to_shape", row)))
+    cases.append(sum_case(np.float64(rng.normal()), ()))
+    cases.append(sum_case(with_small(rng, rng.normal(size=(3, 1000))), (1, 1000)))  # an axis of 1000: B's and C's
+    return cases
 
 
 # ---------------------------------------------------------------- 1c: tanh, relu
@@ -207,29 +297,43 @@ def cases_1b(rng):
 # -0.0, which compares equal to 0 but has its sign bit set) into x, or keep x away from 0;
 # arrays of two or more entries always hold both signs. The adjoint v is all positive, or has
 # negative entries too (and is negative when it has a single entry). Shapes x zeros are
-# crossed in full (15); functions and adjoints are paired with them and with each other
-# (the full product would be 60 cases).
+# crossed in full (18); functions and adjoints are paired with them and with each other
+# (the full product would be 72 cases).
 UNARY_FUNCTIONS = {"tanh_vjp": torch.tanh, "relu_vjp": torch.relu}
 UNARY_SHAPES = {"a scalar": (), "a vector": (5,), "a vector of length 1": (1,), "a square matrix": (3, 3),
-                "a non-square matrix": (2, 3)}
+                "a non-square matrix": (2, 3), "a single row (a batch of one)": (1, 4)}
 UNARY_ZEROS = {"an entry at +0.0": 0.0, "an entry at -0.0": -0.0, "no entry at 0": None}
 UNARY_ADJOINTS = {"a positive adjoint": "positive", "an adjoint with negative entries": "negative"}
 
 
-def unary_case(function, x, v):
-    x, v = np.asarray(x), np.asarray(v)  # 0-d arrays, never NumPy scalars, as the engine passes them
-    tx = t64(x, True)
-    (expected,) = vjp(UNARY_FUNCTIONS[function](tx), (tx,), t64(v))
-    first = np.asarray(np.tanh(x)) if function == "tanh_vjp" else x
-    title = f"{function}({'y' if function == 'tanh_vjp' else 'x'}, v) with x = {np.round(x, 3).tolist()}"
+def unary_case(function, first, v, drawn=()):
+    """A case of tanh_vjp(y, v) or relu_vjp(x, v); `first` is what the function receives."""
+    # 0-d arrays, as Tensor.relu passes them; Tensor.tanh passes np.tanh of a 0-d array, a NumPy scalar.
+    first = first if isinstance(first, np.float64) else np.asarray(first)
+    v = np.asarray(v)
+    if function == "tanh_vjp":
+        # PyTorch's own rule on the y sent, so that the truth is not one tanh rounding away.
+        expected = torch.ops.aten.tanh_backward(t64(v), t64(first)).numpy()
+    else:
+        tx = t64(first, True)
+        (expected,) = vjp(torch.relu(tx), (tx,), t64(v))
+        expected = expected.numpy()
+    name = "y" if function == "tanh_vjp" else "x"
+    shown = [float(f"{entry:.3g}") for entry in np.ravel(first)]
+    title = f"{function}({name}, v) with {name} of shape {shape_text(first.shape)}, entries {shown}"
+    if drawn:
+        title += ", and v holding " + drawn[-1].split(": ", 1)[1]
 
     def judge(answer):
+        # tanh: 1 - y**2 costs up to a few roundings of 1, whatever way it is written, so the
+        # floor is 1e-14 |v|; relu passes v unchanged or stops it, so there is no floor at all.
+        floor = 1e-14 if function == "tanh_vjp" else 0.0
         return first_problem(
-            array_problem(answer["result"], expected.numpy(), title),
+            bounded_problem(answer["result"], expected, np.abs(v), title, rtol=1e-12, floor=floor),
             *(unchanged_problem(after, sent, f"{title}: argument {arg}")
-              for arg, after, sent in zip(("first", "v"), answer["args_after"], (first, v))))
+              for arg, after, sent in zip((name, "v"), answer["args_after"], (first, v))))
 
-    return Case("1c", title, "call", {"function": function, "args": [first, v]}, judge)
+    return Case("1c", title, "call", {"function": function, "args": [first, v]}, judge, drawn=drawn)
 
 
 def cases_1c(rng):
@@ -237,14 +341,29 @@ def cases_1c(rng):
     cases = []
     for row in covering(factors, full=("shape", "zeros")):
         shape, zero = UNARY_SHAPES[row["shape"]], UNARY_ZEROS[row["zeros"]]
-        x = mixed_signs(rng.normal(size=shape))
+        x = mixed_signs(with_small(rng, rng.normal(size=shape)))
         if zero is not None:
             x.flat[0] = zero
         if UNARY_ADJOINTS[row["adjoint"]] == "positive":
-            v = rng.uniform(0.5, 2.0, size=shape)
+            v = with_small(rng, rng.uniform(0.5, 2.0, size=shape))
+            if v.size >= 4:
+                v.flat[2] = abs(v.flat[2])
         else:
-            v = -mixed_signs(rng.normal(size=shape)) if x.size >= 2 else -rng.uniform(0.5, 2.0, size=shape)
-        cases.append(unary_case(row["function"], x, v))
+            v = -mixed_signs(with_small(rng, rng.normal(size=shape))) if x.size >= 2 \
+                else -rng.uniform(0.5, 2.0, size=shape)
+        cases.append(unary_case(row["function"], np.tanh(x) if row["function"] == "tanh_vjp" else x, v))
+    # The contracts' boundaries: y at and next to +-1 and 0 for tanh (where 1 - y**2 cancels or a
+    # student clips), x at, just above and just below relu's kink, and v tiny, subnormal or 1e12.
+    shapes = list(UNARY_SHAPES.values())
+    for function, first, ranges in (("tanh_vjp", "y", declared.TANH_OUTPUTS), ("relu_vjp", "x", declared.RELU_INPUTS)):
+        for index, row in enumerate(boundary_rows(function)):
+            shape = shapes[index % len(shapes)]
+            sent = planted(rng, row, first, shape, ranges)
+            sent = np.float64(sent) if function == "tanh_vjp" and shape == () else sent
+            cases.append(unary_case(function, sent, planted(rng, row, "v", shape), labels(function, row)))
+    # An adjoint of both signs and small entries, as B's and C's products send tanh_vjp.
+    x = rng.normal(size=(2, 3))
+    cases.append(unary_case("tanh_vjp", np.tanh(x), with_small(rng, rng.normal(size=(2, 3)))))
     return cases
 
 
@@ -330,6 +449,9 @@ def graph_spec(rng, stages, shape, leaves, explicit_seed):
     if "unequal" in stages:
         deep = add("weighted", [add("square", [current])], [0.5])
         current = add("weighted", [current, deep], [-2.0, 1.0])
+    if "long first" in stages:  # the same paths, the long one listed first
+        deep = add("weighted", [add("square", [current])], [0.5])
+        current = add("weighted", [deep, current], [1.0, -2.0])
     if explicit_seed:
         return spec, sent, np.asarray(rng.uniform(0.5, 2.0, size=shape) * rng.choice([-1.0, 1.0], size=shape))
     if shape != ():
@@ -379,23 +501,24 @@ def unpacked(adjoints):
     return arrays
 
 
-def packed_as_expected(got, layout, wanted_flat):
+def packed_as_expected(got, layout, wanted_flat, tolerance):
     """True when `got` is probes.packed's one flat array, cut by the expected shapes (`layout`:
-    ndims, dims) and close to `wanted_flat`: the whole graph's answer is right without cutting it
-    into 1500 arrays. Anything else, right or wrong, is left to the node-by-node comparison."""
+    ndims, dims) and within `tolerance` of `wanted_flat`: the whole graph's answer is right without
+    cutting it into 1500 arrays. Anything else, right or wrong, is left to the node-by-node comparison."""
     if layout is None or not (isinstance(got, dict) and sorted(got) == ["dims", "flat", "ndims"]):
         return False
     flat = got["flat"]
     return (all(isinstance(got[key], np.ndarray) for key in got) and flat.dtype == np.float64
             and flat.shape == wanted_flat.shape and np.array_equal(got["ndims"], layout[0])
-            and np.array_equal(got["dims"], layout[1]) and np.isclose(flat, wanted_flat, atol=1e-9, rtol=1e-9).all())
+            and np.array_equal(got["dims"], layout[1]) and bool((np.abs(flat - wanted_flat) <= tolerance).all()))
 
 
 def adjoints_problem(got, expected, what):
-    """`expected`: (the nodes in order, their adjoints by node, all of them in one flat array, and
-    the packed layout of every node's adjoint when every node is reachable, else None)."""
-    nodes, by_node, wanted_flat, layout = expected
-    if packed_as_expected(got, layout, wanted_flat):
+    """`expected`: (the nodes in order, their adjoints by node, all of them in one flat array, the
+    packed layout of every node's adjoint when every node is reachable, else None, and the
+    tolerances by node and flat)."""
+    nodes, by_node, wanted_flat, layout, (bounds, tolerance) = expected
+    if packed_as_expected(got, layout, wanted_flat, tolerance):
         return None
     got = unpacked(got)
     if not isinstance(got, (list, tuple)):
@@ -403,36 +526,54 @@ def adjoints_problem(got, expected, what):
     numbers = [as_numbers(got[node]) for node in nodes]
     if all(n is not None and n.shape == by_node[node].shape for n, node in zip(numbers, nodes)):
         # One comparison for the whole graph (a chain has 1500 nodes); node by node only to
-        # find the first wrong adjoint, with the same tolerances as array_problem.
+        # find the first wrong adjoint, with the same tolerances.
         flat = np.concatenate([n.ravel() for n in numbers] + [np.zeros(0)])
-        if np.isclose(flat, wanted_flat, atol=1e-9, rtol=1e-9).all():
+        if (np.abs(flat - wanted_flat) <= tolerance).all():
             return None
     for node in nodes:
-        problem = array_problem(got[node], by_node[node], f"{what}: adjoint of node {node}")
+        problem = array_problem(got[node], by_node[node], f"{what}: adjoint of node {node}", rtol=1e-9,
+                                atol=bounds[node])
         if problem:
             return problem
     return None
 
 
-def graph_case(title, spec, seed=None, output=-1, sent=None):
-    output = output % len(spec)
-    nodes = torch_graph(spec if sent is None else sent)
+def graph_expectation(nodes, spec, output, seed):
+    """What backward(nodes[output], seed) must return, laid out for adjoints_problem. Every node
+    of these graphs has the output's shape, or is summed into a scalar output, so an adjoint's
+    entry is the seed's entry (or the scalar seed) times derivatives of ordinary size: its absolute
+    tolerance is 1e-11 of that seed entry, and a seed of 1e-12 is not judged to 1e-9."""
     seed_t = torch.ones((), dtype=torch.float64) if seed is None else t64(seed)
     wanted = reachable(spec, output)
     tensors = list({id(nodes[i]): nodes[i] for i in sorted(wanted)}.values())  # a chain's nodes share one
     grads = dict(zip(map(id, tensors), vjp(nodes[output], tensors, seed_t, allow_unused=True)))
-    by_node = {}
+    by_node, bounds = {}, {}
+    scale = np.abs(seed_t.numpy())
     for node in sorted(wanted):
         g = grads[id(nodes[node])]
         by_node[node] = np.zeros(nodes[node].shape) if g is None else g.numpy()
+        bounds[node] = 1e-11 * np.broadcast_to(scale if scale.shape == by_node[node].shape else scale.max(),
+                                               by_node[node].shape) + 1e-320
     # Laid out once here, not in each of the judge's two comparisons.
     flat = np.concatenate([by_node[node].ravel() for node in sorted(wanted)] + [np.zeros(0)])
+    bound_flat = np.concatenate([bounds[node].ravel() for node in sorted(wanted)] + [np.zeros(0)])
     layout = None
     if len(wanted) == len(spec):  # probes.packed sends every node; its layout is comparable as a whole
         shapes = [by_node[node].shape for node in range(len(spec))]
         layout = (np.array([len(shape) for shape in shapes]), np.array([n for shape in shapes for n in shape]))
-    expected = (sorted(wanted), by_node, flat, layout)
-    calls_wanted = sorted(n for n in wanted if spec[n][0] != "leaf")
+    return sorted(wanted), by_node, flat, layout, (bounds, bound_flat + 1e-9 * np.abs(flat))
+
+
+def graph_case(title, spec, seed=None, output=-1, sent=None, omit_seed=False, interior=None, drawn=()):
+    """backward on a graph, twice, and with `interior` = (node, seed) once more from that node:
+    adjoints kept on the nodes from an earlier call would show there. `omit_seed` calls backward(out)
+    rather than backward(out, None), relying on the default."""
+    output = output % len(spec)
+    nodes = torch_graph(spec if sent is None else sent)
+    expected = graph_expectation(nodes, spec, output, seed)
+    calls_wanted = sorted(n for n in reachable(spec, output) if spec[n][0] != "leaf")
+    # A fresh twin: PyTorch frees a graph's saved values after one pass through it.
+    then = None if interior is None else graph_expectation(torch_graph(spec if sent is None else sent), spec, *interior)
 
     def judge(answer):
         problem = order_problem(answer, spec, output, title)
@@ -447,11 +588,16 @@ def graph_case(title, spec, seed=None, output=-1, sent=None):
             return (f"{title}: each node's vjp must be called exactly once per backward call "
                     f"({plural(len(calls_wanted), 'call')} in all), but it made {len(calls)}"
                     + (" (a node was handled more than once)" if extra > 0 else ""))
-        return adjoints_problem(answer["second"], expected,
-                                f"{title}, second backward call (adjoints must start from zero each call)")
+        problem = adjoints_problem(answer["second"], expected,
+                                   f"{title}, second backward call (adjoints must start from zero each call)")
+        if problem or then is None:
+            return problem
+        return adjoints_problem(answer.get("third"), then, f"{title}, then backward from the interior node "
+                                f"{interior[0]} (adjoints must start from zero each call, whatever the output)")
 
-    return Case("2", title, "graph_backward", {"spec": spec if sent is None else sent, "seed": seed, "output": output},
-                judge)
+    args = {"spec": spec if sent is None else sent, "seed": seed, "output": output, "omit_seed": omit_seed,
+            "interior": None if interior is None else list(interior)}
+    return Case("2", title, "graph_backward", args, judge, drawn=drawn)
 
 
 def error_case(title, probe, args, expected="ValueError"):
@@ -475,6 +621,54 @@ def graph_title(row, stages):
     return title + (", backward with an explicit seed" if GRAPH_SEEDS[row["seed"]] else "")
 
 
+# The seed's boundaries (0, +-1e-12, subnormals, +-1e12), on small graphs that take the stages in
+# turn, the long path listed first in some; scalar and vector nodes, one leaf or two, alternate.
+# Two of them then call backward from an interior node, and two graphs rely on the default seed.
+BOUNDARY_STAGES = [{"repeated"}, {"fan-out", "long first"}, {"unequal"}, {"repeated", "fan-out"},
+                   {"long first"}, {"repeated", "unequal"}, {"repeated", "fan-out", "long first"}]
+
+
+def interior_of(rng, spec, shape):
+    """(the first node computed from others, a seed for it: None for a scalar)."""
+    node = next(i for i, entry in enumerate(spec) if entry[0] != "leaf")
+    return node, None if shape == () else rng.uniform(0.5, 2.0, size=shape) * rng.choice([-1.0, 1.0], size=shape)
+
+
+STAGE_WORDS = {"repeated": "a repeated operand", "fan-out": "fan-out", "unequal": "paths of unequal length",
+               "long first": "paths of unequal length, the long one listed first"}
+
+
+def stage_text(stages):
+    return listing(STAGE_WORDS[stage] for stage in STAGE_WORDS if stage in stages)
+
+
+def boundary_graphs(rng):
+    cases = []
+    for index, row in enumerate(boundary_rows("backward")):
+        stages, shape, leaves = BOUNDARY_STAGES[index % len(BOUNDARY_STAGES)], ((), (3,))[index % 2], 1 + index // 2 % 2
+        spec, sent, _ = graph_spec(rng, stages, shape, leaves, explicit_seed=True)
+        seed = planted(rng, row, "seed", shape)
+        interior = interior_of(rng, spec, shape) if index in (1, 4) else None
+        title = (f"a graph of {'scalar' if shape == () else 'vector'} nodes with {stage_text(stages)}"
+                 f"{' and two leaves' if leaves == 2 else ''}, backward with a seed holding "
+                 f"{row['seed'][0]}" + (", then backward from an interior node" if interior else ""))
+        cases.append(graph_case(title, spec, seed, sent=sent, interior=interior, drawn=labels("backward", row)))
+    for shape, stages in (((), {"fan-out", "long first"}), ((3,), {"repeated", "long first"})):
+        spec, sent, _ = graph_spec(rng, stages, shape, 2, explicit_seed=False)
+        title = (f"a graph of {'scalar' if shape == () else 'vector'} nodes with {stage_text(stages)} and "
+                 "two leaves, backward(output) with the default seed, then backward from an interior node")
+        cases.append(graph_case(title, spec, sent=sent, omit_seed=True, interior=interior_of(rng, spec, shape)))
+    # Outputs of every magnitude, as activities 3, B and C hand backward a loss of 1e-17 or a
+    # constant 0: a vector leaf holding each band of both signs, and a node that repeats it.
+    magnitudes = [0.0, 5e-324, 10.0 ** rng.uniform(-15, -10), 10.0 ** rng.uniform(-8, -4), rng.uniform(0.5, 2.0),
+                  10.0 ** rng.uniform(4, 12)]
+    leaf = np.array(magnitudes + [-m for m in magnitudes[1:]])
+    spec = [["leaf", leaf], ["weighted", [0], [1.0]]]
+    cases.append(graph_case("a graph whose output holds 0, subnormal, tiny, small, ordinary and large entries of both "
+                            "signs, backward with an explicit seed", spec, rng.uniform(0.5, 2.0, size=leaf.shape)))
+    return cases
+
+
 def cases_2(rng):
     presence = {name: {f"with {name}": True, f"without {name}": False} for name in GRAPH_STAGES}
     factors = {**presence, "nodes": GRAPH_NODES, "leaves": GRAPH_LEAVES, "seed": GRAPH_SEEDS}
@@ -483,8 +677,9 @@ def cases_2(rng):
         stages = {name for name in GRAPH_STAGES if presence[name][row[name]]}
         spec, sent, seed = graph_spec(rng, {GRAPH_STAGES[name] for name in stages}, GRAPH_NODES[row["nodes"]],
                                       GRAPH_LEAVES[row["leaves"]], GRAPH_SEEDS[row["seed"]])
-        cases.append(graph_case(graph_title(row, stages), spec, seed, sent=sent))
+        cases.append(graph_case(graph_title(row, stages), spec, seed, sent=sent, omit_seed=seed is None))
     cases += [graph_case(title, spec) for title, spec in EXTRA_GRAPHS.items()]
+    cases += boundary_graphs(rng)
     vector = ["leaf", rng.normal(size=3)]
     return cases + [  # the seed and shape rules, as errors
         error_case("backward of a vector output without a seed", "graph_backward_error",
@@ -509,6 +704,7 @@ STEP_WEIGHTS = {"a square W (3 classes, 3 features)": (3, 3), "a W with more fea
                 "a W with more classes than features": (4, 2)}
 STEP_UPDATES = {"one update": 1, "three updates in a row": 3}
 STEP_RATES = {"a small learning rate": 0.1, "a large learning rate": 1.0}
+LABEL_DTYPES = ("int32", "uint8", "int16", "int64", "uint32", "int8", "uint64")
 
 
 def torch_step(X, targets, W, b, lr):
@@ -529,7 +725,7 @@ def loss_problem(loss, expected, what):
     return array_problem(loss, expected, what)
 
 
-def classifier_case(X, targets, W, b, lr, steps, title):
+def classifier_case(X, targets, W, b, lr, steps, title, drawn=()):
     expected, W_t, b_t = [], W, b
     for _ in range(steps):
         expected.append(torch_step(X, targets, W_t, b_t, lr))
@@ -554,7 +750,7 @@ def classifier_case(X, targets, W, b, lr, steps, title):
                                for k, v in (("X", X), ("W", W), ("b", b))))
 
     args = {"X": X, "targets": targets, "W": W, "b": b, "lr": lr, "steps": steps}
-    return Case("3", title, "classifier_steps", args, judge)
+    return Case("3", title, "classifier_steps", args, judge, drawn=drawn)
 
 
 def cases_3(rng):
@@ -571,6 +767,23 @@ def cases_3(rng):
         title = (f"classifier_step on {plural(batch, 'example')} with {plural(features, 'feature')} and "
                  f"{plural(classes, 'class', 'classes')} (learning rate {number(lr)}, {plural(steps, 'update')})")
         cases.append(classifier_case(X, targets, W, b, lr, steps, title))
+    # The contract's boundaries of X, W, b and the learning rate, the shapes taken in turn; the
+    # labels come in another integer dtype each time (the notebook asks only for integers).
+    shapes = list(product(STEP_BATCHES.values(), STEP_WEIGHTS.values()))
+    for index, row in enumerate(boundary_rows("classifier_step")):
+        batch, (classes, features) = shapes[(4 * index) % len(shapes)]
+        batch = features if batch == "features" else batch
+        dtype = LABEL_DTYPES[index % len(LABEL_DTYPES)]
+        steps = 1 + index % 2
+        X = planted(rng, row, "X", (batch, features))
+        W, b = planted(rng, row, "W", (classes, features), scale=0.3), planted(rng, row, "b", (classes,), scale=0.3)
+        targets = (np.arange(batch) % classes).astype(dtype)
+        rng.shuffle(targets)
+        lr = float(row["lr"][1])
+        title = (f"classifier_step on {plural(batch, 'example')} with {plural(features, 'feature')} and "
+                 f"{plural(classes, 'class', 'classes')}, {dtype} labels (learning rate {number(lr)}, "
+                 f"{plural(steps, 'update')}), X holding {row['X'][0]}, W {row['W'][0]}, b {row['b'][0]}")
+        cases.append(classifier_case(X, targets, W, b, lr, steps, title, labels("classifier_step", row)))
     return cases
 
 
@@ -587,7 +800,7 @@ def torch_mlp_history(X, targets, params, lr, steps):
     """(loss, parameters after the update) for each of `steps` updates, by PyTorch."""
     leaves = {k: t64(v, True) for k, v in params.items()}
     history = []
-    y = torch.as_tensor(targets, dtype=torch.long)
+    y = torch.as_tensor(np.asarray(targets, dtype=np.int64))  # from any integer dtype NumPy has
     for _ in range(steps):
         hidden = torch.relu(t64(X) @ leaves["W1"].T + leaves["b1"])
         loss = F.cross_entropy(hidden @ leaves["W2"].T + leaves["b2"], y)
@@ -597,14 +810,21 @@ def torch_mlp_history(X, targets, params, lr, steps):
     return history
 
 
+def mlp_parameters(rng, hidden):
+    return {"W1": 0.5 * rng.normal(size=(hidden, 4)), "b1": 0.1 * rng.normal(size=hidden),
+            "W2": 0.5 * rng.normal(size=(3, hidden)), "b2": 0.1 * rng.normal(size=3)}
+
+
 def mlp_case(rng, batch, hidden, steps, lr):
     X, targets = rng.normal(size=(batch, 4)), np.arange(batch) % 3
-    params = {"W1": 0.5 * rng.normal(size=(hidden, 4)), "b1": 0.1 * rng.normal(size=hidden),
-              "W2": 0.5 * rng.normal(size=(3, hidden)), "b2": 0.1 * rng.normal(size=3)}
-    expected = torch_mlp_history(X, targets, params, lr, steps)
-    names = sorted(params)
     title = (f"mlp_step on {plural(batch, 'example')} with {plural(hidden, 'hidden unit')} "
              f"(learning rate {number(lr)}, {plural(steps, 'update')})")
+    return mlp_judged(X, targets, mlp_parameters(rng, hidden), lr, steps, title)
+
+
+def mlp_judged(X, targets, params, lr, steps, title, drawn=()):
+    expected = torch_mlp_history(X, targets, params, lr, steps)
+    names = sorted(params)
 
     def judge(answer):
         for step, (got, (loss, after)) in enumerate(zip(answer["history"], expected), start=1):
@@ -628,14 +848,27 @@ def mlp_case(rng, batch, hidden, steps, lr):
                                for k in names))
 
     return Case("A", title, "mlp_steps", {"X": X, "targets": targets, "params": params, "lr": lr, "steps": steps},
-                judge)
+                judge, drawn=drawn)
 
 
 def cases_A(rng):
     factors = {"batch": MLP_BATCHES, "hidden": MLP_HIDDEN, "updates": MLP_UPDATES}
-    return [mlp_case(rng, MLP_BATCHES[row["batch"]], MLP_HIDDEN[row["hidden"]], MLP_UPDATES[row["updates"]],
-                     lr=(0.1, 0.5)[i % 2])
-            for i, row in enumerate(covering(factors, full=("batch", "hidden")))]
+    cases = [mlp_case(rng, MLP_BATCHES[row["batch"]], MLP_HIDDEN[row["hidden"]], MLP_UPDATES[row["updates"]],
+                      lr=(0.1, 0.5)[i % 2])
+             for i, row in enumerate(covering(factors, full=("batch", "hidden")))]
+    # The contract's boundaries of X and the learning rate, one update each on five examples with
+    # labels of another integer dtype. Where X holds a zero, its first row is all zeros and half
+    # of b1 is 0: those hidden units sit exactly at relu's kink, where the derivative is 0.
+    for index, row in enumerate(boundary_rows("mlp_step")):
+        X, params = planted(rng, row, "X", (5, 4)), mlp_parameters(rng, 6)
+        if row["X"][1] == 0.0:
+            X[0], params["b1"][::2] = 0.0, 0.0
+        targets = (np.arange(5) % 3).astype(LABEL_DTYPES[index % len(LABEL_DTYPES)])
+        lr = float(row["lr"][1])
+        title = (f"mlp_step on 5 examples with 6 hidden units, {targets.dtype} labels (learning rate {number(lr)}, "
+                 f"1 update), X holding {row['X'][0]}" + (", hidden units at relu's kink" if row["X"][1] == 0.0 else ""))
+        cases.append(mlp_judged(X, targets, params, lr, 1, title, labels("mlp_step", row)))
+    return cases
 
 
 # ---------------------------------------------------------------- B: grad, C: jacobian
@@ -743,11 +976,16 @@ def cases_B(rng):
     return cases + [method_case("B", "grad_drawn", *METHOD_GRAD, int(rng.integers(2**31)), "grad")]
 
 
-def jacobian_case(expression, x):
+def jacobian_case(expression, x, drawn=()):
     expected = torch.autograd.functional.jacobian(torch_function(expression), t64(x)).numpy()
     title = f"jacobian(lambda t: {expression}, x) with x of shape {shape_text(x.shape)}"
+    if drawn:
+        title += " holding " + drawn[0].split(": ", 1)[1]
+    # Where every entry is tiny, an absolute 1e-9 would pass a Jacobian of zeros: the floor
+    # shrinks with the largest entry.
+    floor = 1e-9 * min(1.0, float(np.max(np.abs(expected), initial=0.0)))
     return Case("C", title, "jacobian_of", {"expression": expression, "x": x},
-                lambda answer: array_problem(answer["result"], expected, title))
+                lambda answer: array_problem(answer["result"], expected, title, atol=floor + 1e-300), drawn=drawn)
 
 
 def cases_C(rng):
@@ -755,6 +993,12 @@ def cases_C(rng):
              for pair in product(JACOBIAN_INPUTS, JACOBIAN_OUTPUTS)]
     cases += [jacobian_case(expression, rng.normal(size=JACOBIAN_INPUTS[x]))
               for (x, _), expression in JACOBIAN_CONSTANTS.items()]
+    # The contract's boundaries of the point x, planted in the functions of x in turn.
+    pairs = list(JACOBIAN_FUNCTIONS)
+    for index, row in enumerate(boundary_rows("jacobian")):
+        pair = pairs[(4 * index + 1) % len(pairs)]
+        cases.append(jacobian_case(JACOBIAN_FUNCTIONS[pair], planted(rng, row, "value", JACOBIAN_INPUTS[pair[0]]),
+                                   labels("jacobian", row)))
     return cases + [method_case("C", "jacobian_drawn", *METHOD_JACOBIAN, int(rng.integers(2**31)), "jacobian")]
 
 

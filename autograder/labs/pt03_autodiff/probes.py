@@ -79,8 +79,10 @@ def build_graph(spec):
     return nodes, calls
 
 
-def graph_backward(spec, seed, output):
-    """topological_order and two backward calls on one graph, as node indices and arrays."""
+def graph_backward(spec, seed, output, omit_seed=False, interior=None):
+    """topological_order and two backward calls on one graph, as node indices and arrays; with
+    `interior` = [node, seed], a third call from that node. `omit_seed` leaves the seed to
+    backward's default."""
     nodes, calls = build_graph(spec)
     out = nodes[output]
     index = {id(node): i for i, node in enumerate(nodes)}
@@ -88,16 +90,21 @@ def graph_backward(spec, seed, output):
     if not isinstance(order, (list, tuple)):
         return {"order_returned": order}
     order = _np.array([index.get(id(node), -1) for node in order], dtype=_np.int64)
-    first = backward(out, seed)
+    first = backward(out) if omit_seed else backward(out, seed)
     calls_first = _np.array(calls, dtype=_np.int64)
     if not isinstance(first, dict):
         return {"order": order, "first": first}
     first_copies = packed([first.get(node) for node in nodes])  # packing copies the arrays
     if type(first_copies) is list:
         first_copies = [_np.array(a) if type(a) is _np.ndarray else a for a in first_copies]
-    second = backward(out, seed)
+    second = backward(out) if omit_seed else backward(out, seed)
     second = packed([second.get(node) for node in nodes]) if isinstance(second, dict) else second
-    return {"order": order, "first": first_copies, "second": second, "calls": calls_first}
+    found = {"order": order, "first": first_copies, "second": second, "calls": calls_first}
+    if interior is not None:
+        node, node_seed = interior
+        third = backward(nodes[node]) if node_seed is None else backward(nodes[node], node_seed)
+        found["third"] = packed([third.get(n) for n in nodes]) if isinstance(third, dict) else third
+    return found
 
 
 def graph_backward_error(spec, seed, output):

@@ -1,14 +1,10 @@
 """The catalogue's slips written another way, as another student would write them: never used to
 build the fingerprints, they measure how well the grader names a mistake it was not built from
 (`python -m autograder fingerprints --lab pt03_autodiff --measure 99`)."""
-from autograder.vocabulary import Variant, reference_function
+from autograder.vocabulary import Variant, slips_of
 
 
-def slip(name, wrong, instead):
-    """The reference answer of `name` with its one `wrong` written as `instead`."""
-    correct = reference_function("pt03_autodiff", name)
-    assert correct.count(wrong) == 1, wrong
-    return correct.replace(wrong, instead)
+slip = slips_of("pt03_autodiff")
 
 
 VARIANTS = [

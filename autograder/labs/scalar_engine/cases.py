@@ -6,6 +6,13 @@ on what each factor is for. Where a combination has no meaning (a negative numbe
 0.5, one example with labels of both signs) it is dropped, and the comment says so. The inputs
 differ from the visible checks' (other numbers, graphs, networks and data), and the expected
 values are computed here with PyTorch in float64; they never enter the sandbox.
+
+On top of the cross products, every boundary of a function's contract (contracts.py: zero, tiny
+and subnormal values of both signs, the largest magnitudes, the ends of a range, relu's kink) is
+planted in a case of its own, which names it in Case.drawn, and the classes the notebook's
+promises make (far tails, the bands where a student clips or switches formulas, the state a call
+meets) have cases of their own. Values whose size varies over orders of magnitude are judged by
+relative error (RELATIVE), what must not change bit for bit (`unchanged`).
 """
 from functools import cache
 from itertools import product
@@ -15,6 +22,8 @@ import torch
 from torch.autograd import forward_ad
 
 from autograder.vocabulary import Case, apart, describe, listing, number, plural
+
+from . import contracts as declared
 
 # Activities whose functions call those of earlier ones. When such an activity fails and one of
 # these failed too, the grader tries it again on the reference engine. Activity 2 is graded on
@@ -41,10 +50,17 @@ def softplus(x):
     return torch.logaddexp(torch.zeros_like(x), x)
 
 
-def agree(got, want):
-    """np.isclose's test at TOL, on numbers or arrays (one call per list: judging 100,000 numbers
-    one np.isclose at a time took seconds of the grader's own time per submission)."""
-    return np.isclose(got, want, rtol=TOL, atol=TOL)
+# The absolute floor of a relative comparison: far tails (a sigmoid of 4e-18, a loss of 1e-14)
+# are judged by their relative error, which an absolute TOL would hide (0 would pass for 4e-18).
+# Below this floor lie only subnormal results, whose few bits carry no relative precision.
+RELATIVE = 1e-300
+
+
+def agree(got, want, floor=TOL):
+    """np.isclose's test at rtol TOL with the absolute tolerance `floor`, on numbers or arrays
+    (one call per list: judging 100,000 numbers one np.isclose at a time took seconds of the
+    grader's own time per submission)."""
+    return np.isclose(got, want, rtol=TOL, atol=floor)
 
 
 def two_moons(count, noise, seed):
@@ -64,27 +80,50 @@ def numeric(got):
     return isinstance(got, (int, float, np.integer, np.floating)) and not isinstance(got, (bool, np.bool_))
 
 
-def number_problem(got, want, quantity):
+def number_problem(got, want, quantity, floor=TOL):
     """None when `got` is the number `want`, else a sentence saying what it is."""
     if not numeric(got):
         return f"{quantity}: expected a number, got {describe(got)}"
-    if not agree(float(got), want):
+    if not agree(float(got), want, floor):
         return "{} is {}, expected {}".format(quantity, *apart(got, want))
     return None
 
 
-def numbers_problem(got, want, quantity, names):
+def numbers_problem(got, want, quantity, names, floor=TOL):
     """None when the list `got` matches `want`; else which entry (named by `names`) is wrong."""
     if not isinstance(got, list) or len(got) != len(want):
         return f"{quantity}: expected {plural(len(want), 'number')}, got {describe(got)}"
     for name, g in zip(names, got):
         if not numeric(g):
             return f"{quantity}: {name} is {describe(g)}, expected a number"
-    wrong = np.flatnonzero(~agree(np.array(got, dtype=np.float64), np.asarray(want, dtype=np.float64))).tolist()
+    wrong = np.flatnonzero(~agree(np.array(got, dtype=np.float64), np.asarray(want, dtype=np.float64),
+                                  floor)).tolist()
     if wrong:
         i = wrong[0]
         return (f"{quantity}: {len(wrong)} of {len(want)} {'is' if len(wrong) == 1 else 'are'} wrong; "
                 "{} is {}, expected {}".format(names[i], *apart(got[i], want[i])))
+    return None
+
+
+def unchanged(got, sent, quantity):
+    """None when `got` is exactly what was sent (a number, or a list or array of numbers in the
+    same shape): what must not change is compared bit for bit, not within a tolerance."""
+    if not isinstance(sent, np.ndarray) and np.ndim(sent) == 0:
+        if not numeric(got):
+            return f"{quantity}: expected a number, got {describe(got)}"
+        return None if float(got) == float(sent) else "{}: it is {}, it was {}".format(quantity, *apart(got, sent))
+    try:
+        array = np.asarray(got, dtype=np.float64)
+    except (TypeError, ValueError):  # not numbers at all
+        return f"{quantity}: expected numbers, got {describe(got)}"
+    sent = np.asarray(sent, dtype=np.float64)
+    if array.shape != sent.shape:
+        return f"{quantity}: shape {array.shape}, it was {sent.shape}"
+    wrong = np.flatnonzero(array.ravel() != sent.ravel())
+    if wrong.size:
+        i = int(wrong[0])
+        where = f" at {tuple(int(j) for j in np.unravel_index(i, sent.shape))}" if sent.ndim > 1 else f" (entry {i})"
+        return "{}{}: it is {}, it was {}".format(quantity, where, *apart(array.flat[i], sent.flat[i]))
     return None
 
 
@@ -101,11 +140,14 @@ def either_sign(rng, low, high):
 
 
 # ---------------------------------------------------------------- 1a, 1b, A: one node at a time
-def node_case(activity, title, expression, values, prior, upstream, parents):
+def node_case(activity, title, expression, values, prior, upstream, parents, op, *, data_floor=RELATIVE,
+              grad_floor=RELATIVE, drawn=()):
     """The node `expression` makes from leaves holding `values` (their .grad at `prior`), with its
     backward rule run once at out.grad = `upstream`, against PyTorch on the same small graph.
-    `parents` names what the node's _prev must hold ("another node" for the constant leaf an
-    operator makes from a plain number)."""
+    `parents` is what the node's _prev must be, in order ("another node" for the constant leaf an
+    operator makes from a plain number), and `op` its label. The value and the gradients are
+    judged by relative error down to the floors: the far tails are where a clipped or switched
+    formula shows."""
     tensors = {name: t64(v) for name, v in values.items()}
     out = eval(expression, dict(TORCH), dict(tensors))
     grads = torch.autograd.grad(out, list(tensors.values()), t64(upstream, grad=False))
@@ -114,8 +156,8 @@ def node_case(activity, title, expression, values, prior, upstream, parents):
     setting = (f"{title}: {expression} with " + ", ".join(f"{n} = {number(v)}" for n, v in values.items())
                + f", {listing(f'{n}.grad' for n in known)} starting at {number(prior)}"
                + f" and out.grad = {number(upstream)}")
-    needed = sorted(set(parents))
-    parents_text = listing(needed).replace("another node", "the constant made from the number")
+    positions = [known.index(name) if name in known else -1 for name in parents]
+    parents_text = ", ".join(parents).replace("another node", "the constant made from the number")
 
     def judge(answer):
         if answer["kind"] == "input":
@@ -123,19 +165,21 @@ def node_case(activity, title, expression, values, prior, upstream, parents):
         if answer["kind"] != "Value":
             return f"{setting}: expected a new Value, got a {answer['kind']}"
         prev = answer["prev"]
-        held = sorted({known[i] if i >= 0 else "another node" for i in prev}) if isinstance(prev, list) else None
-        if held != needed:
-            what = (listing(held) or "nothing") if held is not None else f"a {prev}"
-            return (f"{setting}: the new node's _prev must hold its parents ({parents_text}); it holds "
-                    + what.replace("another node", "a node that is not one of them"))
-        return first(number_problem(answer["data"], data, f"{setting}: out.data"),
-                     *(number_problem(g, w, f"{setting}: {n}.grad after out._backward()")
+        if prev != positions:
+            held = (", ".join(known[i] if i >= 0 else "a node that is not one of them" for i in prev) or "nothing"
+                    ) if isinstance(prev, list) else f"a {prev}"
+            return (f"{setting}: the new node's _prev must be ({parents_text}), its parents in argument order "
+                    f"with one entry per operand; it holds ({held})")
+        if answer.get("op") != op:
+            return f"{setting}: the new node's _op is {describe(answer.get('op'))}; label it {op!r}"
+        return first(number_problem(answer["data"], data, f"{setting}: out.data", data_floor),
+                     *(number_problem(g, w, f"{setting}: {n}.grad after out._backward()", grad_floor)
                        for n, g, w in zip(known, answer["grads"], wanted)),
-                     *(number_problem(g, values[n], f"{setting}: {n}.data (the inputs must not change)")
+                     *(unchanged(g, values[n], f"{setting}: {n}.data (the inputs must not change)")
                        for n, g in zip(known, answer["inputs_after"])))
 
     args = {"expression": expression, "values": values, "prior": prior, "upstream": upstream}
-    return Case(activity, setting, "local", args, judge)
+    return Case(activity, setting, "local", args, judge, drawn=tuple(drawn))
 
 
 # Shared by 1a, 1b and A. The parents' .grad either starts at 0 or already holds a gradient from
@@ -168,14 +212,14 @@ def cases_1a(rng):
         constant = number(either_sign(rng, 0.5, 3.0))
         expression, values, parents = {
             "pair": (f"{function}(a, b)", {"a": a, "b": b}, ["a", "b"]),
-            "same": (f"{function}(a, a)", {"a": a}, ["a"]),
+            "same": (f"{function}(a, a)", {"a": a}, ["a", "a"]),
             "right": (f"a {symbol} {constant}", {"a": a}, ["a", "another node"]),
             "left": (f"{constant} {symbol} a", {"a": a}, ["a", "another node"]),
         }[operands]
         title = f"{function} on {operand_name}, {sign_name}, {prior_name}"
         cases.append(node_case("1a", title, expression, values, prior_of(rng, holding),
-                               either_sign(rng, 0.3, 2.0), parents))
-    return cases
+                               either_sign(rng, 0.3, 2.0), parents, symbol))
+    return cases + planted_cases(rng, "1a")
 
 
 # 1b: power's exponent (negative, zero, fractional, one, square, cube) crossed with its base
@@ -205,11 +249,29 @@ def tails():
 
 
 UNARY_INPUTS = {
-    "exp": {"a negative input": -1.3, "zero": 0.0, "a positive input": 0.7, "a large input": 6.0},
-    "log": {"an input near 0": 0.02, "one": 1.0, "an input between 0 and 1": 0.45, "a large input": 40.0},
-    "tanh": {"a negative input": -0.6, "zero": 0.0, "a positive input": 1.1, "a saturated input": 9.0, **tails()},
-    "relu": {"a negative input": -0.8, "a positive input": 1.3, "exactly +0.0": 0.0, "exactly -0.0": -0.0},
+    "exp": {"a negative input": -1.3, "zero": 0.0, "a positive input": 0.7, "a large input": 6.0,
+            "an input of 550 to 605 (where a clip shows)": 550.0,
+            "an input just below 709.78 (e^x still finite)": 709.0},
+    "log": {"an input near 0": 0.02, "one": 1.0, "an input between 0 and 1": 0.45, "a large input": 40.0,
+            "an input near 1e-12 (where an added epsilon shows)": 1e-12},
+    "tanh": {"a negative input": -0.6, "zero": 0.0, "a positive input": 1.1, "a saturated input": 9.0,
+             "a tiny input": 3e-10, **tails()},
+    "relu": {"a negative input": -0.8, "a positive input": 1.3, "exactly +0.0": 0.0, "exactly -0.0": -0.0,
+             "a tiny positive input (below a threshold of 1e-9)": 3e-10, "a tiny negative input": -3e-10},
 }
+# The upstream gradient stays below 1 in size where e^x is near the largest float: the product
+# would overflow to inf in PyTorch and in every correct rule alike, and judge nothing.
+NEAR_OVERFLOW = 700.0
+
+
+def grad_floor(function, x, upstream):
+    """The absolute floor of the gradient's comparison. 1 - tanh^2 and sigma (1 - sigma) for a
+    positive input come out of a subtraction from 1, whose rounding (1e-16) PyTorch's formula and
+    the notebook's share and an exact one (1 / cosh^2) does not: below that, relative error says
+    nothing. Everywhere else the gradient is judged by its relative error."""
+    if function == "tanh" or (function == "sigmoid" and x > 0):
+        return 1e-15 * max(1.0, abs(upstream))
+    return RELATIVE
 
 
 def jitter_for(x):
@@ -224,17 +286,19 @@ def cases_1b(rng):
         if (sign < 0 and k == 0.5) or (sign == 0 and k < 1):
             continue
         base = signed(rng, 0.4, 1.8, sign) if sign else 0.0
-        inputs.append((f"power with {k_name} and {base_name}", f"power(a, {k})", base))
+        inputs.append((f"power with {k_name} and {base_name}", "power", f"power(a, {k})", base, f"**{k}"))
     for function, classes in UNARY_INPUTS.items():
         for input_name, x in classes.items():
             jitter = 1.0 + jitter_for(x) * rng.uniform()
-            inputs.append((f"{function} at {input_name}", f"{function}(a)", x * jitter))
+            inputs.append((f"{function} at {input_name}", function, f"{function}(a)", x * jitter, function))
     cases = []
-    for (title, expression, x), (prior_name, holding), (upstream_name, sign) in \
+    for (title, function, expression, x, op), (prior_name, holding), (upstream_name, sign) in \
             product(inputs, PRIORS.items(), UPSTREAMS.items()):
+        upstream = signed(rng, 0.3, 2.0, sign) * (0.45 if x > NEAR_OVERFLOW else 1.0)
         cases.append(node_case("1b", f"{title}, {prior_name}, {upstream_name}", expression, {"a": x},
-                               prior_of(rng, holding), signed(rng, 0.3, 2.0, sign), ["a"]))
-    return cases
+                               prior_of(rng, holding), upstream, ["a"], op,
+                               grad_floor=grad_floor(function, x, upstream)))
+    return cases + planted_cases(rng, "1b")
 
 
 # A: sigmoid at 0, at moderate inputs of both signs, at 14 on both sides (where sigma(1 - sigma)
@@ -250,8 +314,58 @@ def cases_A(rng):
     for (input_name, x), (prior_name, holding), (upstream_name, sign) in \
             product(SIGMOID_INPUTS.items(), PRIORS.items(), UPSTREAMS.items()):
         x = x * (1.0 + jitter_for(x) * rng.uniform())
+        upstream = signed(rng, 0.3, 2.0, sign)
         cases.append(node_case("A", f"sigmoid at {input_name}, {prior_name}, {upstream_name}", "sigmoid(a)",
-                               {"a": x}, prior_of(rng, holding), signed(rng, 0.3, 2.0, sign), ["a"]))
+                               {"a": x}, prior_of(rng, holding), upstream, ["a"], "sigmoid",
+                               grad_floor=grad_floor("sigmoid", x, upstream)))
+    return cases + planted_cases(rng, "A")
+
+
+# The boundaries each function's contract declares (contracts.py), one case per distinct value
+# and argument, whatever the seed: zero, +-1e-12, +-5e-324, the largest magnitudes the contract
+# allows (709.78 for exp), the ends of a range and both sides of relu's kink. The other operand
+# is ordinary; the parents' .grad start at 0, so that a tiny gradient is judged on its own
+# (added to an earlier gradient of size 1 it would hide in the sum), and the upstream gradient
+# is below 1 in size (e^709.78 times more would overflow). Power's base takes an integer k from
+# -1 to 3 (a zero or subnormal base only k >= 1); its exponent, a positive base.
+PLANTED = {"1a": (("add", "+", "ab"), ("multiply", "*", "ab")),
+           "1b": (("power", None, "ak"), ("exp", "exp", "a"), ("log", "log", "a"), ("tanh", "tanh", "a"),
+                  ("relu", "relu", "a")),
+           "A": (("sigmoid", "sigmoid", "a"),)}
+
+
+def planted_cases(rng, activity):
+    cases = []
+    for function, op, arguments in PLANTED[activity]:
+        for argument in arguments:
+            found = {}
+            for name, value in declared.boundaries(function, argument).items():
+                found.setdefault(value, []).append(declared.drawn(function, argument, name))
+            # Small magnitudes (1e-9 to 1e-3) of both signs besides the boundaries: the training
+            # step's gradients and products feed them to the primitives (test_contract_coverage.py).
+            for sign in (1.0, -1.0):
+                small = sign * 10 ** rng.uniform(-8.5, -3.5)
+                if function != "log" or small > 0:
+                    found.setdefault(small, [])
+            for value, labels in found.items():
+                upstream = either_sign(rng, 0.3, 0.9)
+                if function in ("add", "multiply"):
+                    other = either_sign(rng, 0.3, 2.5)
+                    values = {"a": value, "b": other} if argument == "a" else {"a": other, "b": value}
+                    expression, parents = f"{function}(a, b)", ["a", "b"]
+                elif function == "power":
+                    if argument == "a":
+                        k = int(rng.choice([1, 2, 3] if abs(value) < 1e-300 else [-1, 2, 3]))
+                        base = value
+                    else:
+                        k, base = value, signed(rng, 0.4, 1.8, 1.0)
+                    expression, values, parents, op = f"power(a, {k!r})", {"a": base}, ["a"], f"**{k!r}"
+                else:
+                    expression, values, parents = f"{function}(a)", {"a": value}, ["a"]
+                where = number(value) if abs(value) >= 1e-300 or value == 0 else repr(value)
+                cases.append(node_case(activity, f"{function} with {argument} at {where}", expression, values, 0.0,
+                                       upstream, parents, op, drawn=labels,
+                                       grad_floor=grad_floor(function, values["a"], upstream)))
     return cases
 
 
@@ -284,6 +398,20 @@ EXTRA_GRAPHS = {"twelve doublings n + n (4,096 paths, 13 nodes)":
                     [["leaf", 0.9]] + [["weighted", [i, i], [1.0, 1.0]] for i in range(12)],
                 f"a recurrence h <- -h + x / 1000 unrolled over {RECURRENCE_STEPS:,} steps":
                     [["leaf", 0.7]] + [["weighted", [i, 0], [-1.0, 1e-3]] for i in range(RECURRENCE_STEPS)]}
+
+
+# The state backward may meet besides the leaves' gradients: every node, the root and the
+# interior ones included, holding a gradient from before (backward adds to each: the seed to
+# the root's, and each rule reads the whole of its node's .grad), or a second backward on the
+# same root (the second adds its seed to the first's gradients and pushes them all again, as
+# the notebook's "resets nothing" says). Crossed with four graphs of two leaves: 4 x 2 = 8 cases.
+STATE_GRAPHS = {"a repeated operand": ({"repeated"}, False),
+                "fan-out (the long path as the first operand)": ({"fan-out"}, True),
+                "paths of unequal length (the long path as the first operand)": ({"unequal"}, True),
+                "a repeated operand, fan-out and paths of unequal length": ({"repeated", "fan-out", "unequal"}, False)}
+ROOT_SIZES = {"a small root (x of 1e-4 to 1e-2)": (1e-4, 1e-2), "a tiny root (x of 1e-6 to 3e-5)": (1e-6, 3e-5)}
+GRAPH_STATES = {"every node, the root and interior ones included, already holding a gradient": 1,
+                "backward called a second time on the same root": 2}
 
 
 def graph_spec(rng, stages, leaves, long_first):
@@ -340,6 +468,35 @@ def torch_graph(spec, prior):
     return [n.item() for n in nodes], grads + [1.0 + (prior if spec[-1][0] == "leaf" else 0.0)]
 
 
+def torch_held(spec, held, repeat):
+    """(every node's value, every node's .grad) by PyTorch when every node's .grad starts at its
+    entry of `held` and backward runs `repeat` times on the same root. A pass that resets
+    nothing adds, to each node, the gradient of sum_n g_n n, where g is what the nodes hold when
+    it starts plus the seed 1 at the root: every node is given a zero addend whose gradient is
+    that node's total."""
+    grads = [float(g) for g in held]
+    for _ in range(repeat):
+        nodes, handles = [], []
+        for op, *operands in spec:
+            if op == "leaf":
+                nodes.append(t64(operands[0]))
+                handles.append(nodes[-1])
+                continue
+            parents = [nodes[i] for i in operands[0]]
+            if op == "weighted":
+                node = torch.stack([w * p for w, p in zip(operands[1], parents)]).sum()
+            elif op == "product":
+                node = parents[0] * parents[1]
+            else:
+                node = parents[0] ** 2
+            handles.append(t64(0.0))
+            nodes.append(node + handles[-1])
+        seeds = grads[:-1] + [grads[-1] + 1.0]
+        total = torch.stack([seed * node for seed, node in zip(seeds, nodes)]).sum()
+        grads = [g.item() for g in torch.autograd.grad(total, handles)]
+    return [n.item() for n in nodes], grads
+
+
 def node_name(spec, i):
     return f"leaf {i}" if spec[i][0] == "leaf" else f"node {i} (a {spec[i][0]})"
 
@@ -351,9 +508,11 @@ def extra_graph(title):
     return torch_graph(EXTRA_GRAPHS[title], 0.0)
 
 
-def graph_case(title, spec, prior, computed=None):
-    values, expected = computed or torch_graph(spec, prior)
-    rules = sorted(i for i, node in enumerate(spec) if node[0] != "leaf")
+def graph_case(title, spec, prior, computed=None, held=None, repeat=1):
+    values, expected = computed or (torch_held(spec, held, repeat) if held is not None or repeat > 1
+                                    else torch_graph(spec, prior))
+    rules = sorted(i for i, node in enumerate(spec) if node[0] != "leaf") * repeat
+    rules.sort()
     parents = [node[1] if node[0] != "leaf" else [] for node in spec]
     names = [node_name(spec, i) for i in range(len(spec))]
     title = f"backward on {title}"
@@ -381,12 +540,15 @@ def graph_case(title, spec, prior, computed=None):
             return problem
         calls = answer["calls"]
         if sorted(calls) != rules:
-            return (f"{title}: backward must run each node's backward rule exactly once "
-                    f"({plural(len(rules), 'rule')}), but it made {plural(len(calls), 'call')}")
+            return (f"{title}: backward must run each node's backward rule exactly once per call "
+                    f"({plural(len(rules), 'rule call')}), but it made {plural(len(calls), 'call')}")
         return numbers_problem(answer["data_after"], values, f"{title}: .data after backward (it must not change)",
                                names)
 
-    return Case("2", title, "graph_backward", {"spec": spec, "prior": prior}, judge)
+    args = {"spec": spec, "prior": prior}
+    if held is not None or repeat > 1:
+        args.update(held=held, repeat=repeat)
+    return Case("2", title, "graph_backward", args, judge)
 
 
 def cases_2(rng):
@@ -405,6 +567,15 @@ def cases_2(rng):
         cases.append(graph_case(f"{shape}, {leaves_name}, {prior_name}", spec, prior_of(rng, holding)))
     cases += [graph_case(f"a root that is a leaf itself, {prior_name}", [["leaf", either_sign(rng, 0.5, 2.0)]],
                          prior_of(rng, holding)) for prior_name, holding in GRAPH_PRIORS.items()]
+    # Roots whose value is small (1e-9 to 1e-3) or tiny (below 1e-9), as the loss of a training
+    # step far on the right side of every margin is (test_contract_coverage.py).
+    for name, (low, high) in ROOT_SIZES.items():
+        spec = [["leaf", either_sign(rng, low, high)], ["square", [0]]]
+        cases.append(graph_case(f"x^2 with {name}", spec, 0.0))
+    for (shape, (stages, long_first)), (state, repeat) in product(STATE_GRAPHS.items(), GRAPH_STATES.items()):
+        spec = graph_spec(rng, stages, 2, long_first)
+        held = [either_sign(rng, 0.2, 1.5) for _ in spec] if repeat == 1 else [0.0] * len(spec)
+        cases.append(graph_case(f"a graph with {shape}, {state}", spec, 0.0, held=held, repeat=repeat))
     return cases + [graph_case(title, spec, 0.0, extra_graph(title)) for title, spec in EXTRA_GRAPHS.items()]
 
 
@@ -417,13 +588,28 @@ def cases_2(rng):
 # 2 x 3 x 4 - 4 = 20 cases.
 LOSS_EXAMPLES = {"one example": 1, "five examples": 5}
 LOSS_LABELS = {"labels all +1": "plus", "labels all -1": "minus", "mixed labels": "mixed"}
-LOSS_SCORES = {"small scores": (0.05, 1.0), "large scores": (3.0, 6.0), "scores of size 20 to 40": (20.0, 40.0),
+LOSS_SCORES = {"small scores": (0.05, 1.0), "large scores": (3.0, 6.0),
+               "scores of size 10 to 20 (where a switch of formula shows)": (10.0, 20.0),
+               "scores of size 20 to 40": (20.0, 40.0),
+               "scores of size 500 to 709 (e^(-tz) still finite, where a clip shows)": (500.0, 709.0),
                "scores of size 710 to 1,000 (e^(-tz) overflows)": (710.0, 1000.0)}
+# Then cases the cross product leaves out: every margin negative and far out (20 to 40), so that
+# the loss itself is tiny (e^-20 to e^-40) and judged by its relative error, with one example or
+# five; labels passed as an int64 or int32 array, a list of ints or a tuple of floats (the
+# notebook asks for "a sequence of numbers +-1"); and the boundaries of the scores' contract
+# (zero, +-1e-12, +-5e-324, +-1e12) planted among five scores: 2 + 4 + 7 cases.
+TINY_LOSSES = {"one example": 1, "five examples": 5}
+LABEL_KINDS = {"labels as an int64 array": ("array", "int64"), "labels as an int32 array": ("array", "int32"),
+               "labels as a list of ints": ("list", None), "labels as a tuple of floats": ("tuple", None)}
+# log(1 + e^m) computed as the notebook asks rounds 1 + e^m to a float: the loss is exact to
+# about 1e-16, not relatively, where it is tiny. Its gradient is exact relatively.
+LOSS_FLOOR = 1e-15
 
 
-def loss_case(scores, targets, title):
+def loss_case(scores, targets, title, drawn=(), kind=None):
+    """`kind` names the container the labels are sent in when it is not a float64 array."""
     tz = t64(scores)
-    loss = softplus(-t64(targets, grad=False) * tz).mean()
+    loss = softplus(-t64(np.asarray(targets, dtype=np.float64), grad=False) * tz).mean()
     (grads,) = torch.autograd.grad(loss, (tz,))
     expected, wanted = loss.item(), grads.tolist()
     title = (f"logistic_loss on {title}, scores {[round(z, 3) for z in scores]}, "
@@ -432,11 +618,12 @@ def loss_case(scores, targets, title):
     def judge(answer):
         if answer["kind"] != "Value":
             return f"{title}: expected the loss as a Value, got a {answer['kind']}"
-        return first(number_problem(answer["loss"], expected, f"{title}: the loss"),
+        return first(number_problem(answer["loss"], expected, f"{title}: the loss", LOSS_FLOOR),
                      numbers_problem(answer["grads"], wanted, f"{title}: the scores' .grad after backward(loss)",
-                                     [f"score {i}" for i in range(len(scores))]))
+                                     [f"score {i}" for i in range(len(scores))], RELATIVE))
 
-    return Case("3", title, "loss_of", {"scores": scores, "targets": np.array(targets)}, judge)
+    sent = np.array(targets) if isinstance(targets, list) and kind is None else targets
+    return Case("3", title, "loss_of", {"scores": scores, "targets": sent}, judge, drawn=tuple(drawn))
 
 
 # train_step: networks without a hidden layer, with one, or with two (relu between layers);
@@ -484,7 +671,7 @@ def torch_history(sizes, weights, X, targets, lr, steps):
     return history
 
 
-def train_case(sizes, weights, X, targets, lr, steps, stale, title):
+def train_case(sizes, weights, X, targets, lr, steps, stale, title, drawn=()):
     expected = torch_history(sizes, weights, X, targets, lr, steps)
     names = parameter_names(sizes)
     title = f"train_step with {title}"
@@ -503,7 +690,7 @@ def train_case(sizes, weights, X, targets, lr, steps, stale, title):
         return None if len(answer) == steps else f"{title}: stopped after {plural(len(answer), 'call')}"
 
     args = {"sizes": sizes, "weights": weights, "stale": stale, "X": X, "targets": targets, "lr": lr, "steps": steps}
-    return Case("3", title, "train_steps", args, judge)
+    return Case("3", title, "train_steps", args, judge, drawn=tuple(drawn))
 
 
 def cases_3(rng):
@@ -517,17 +704,76 @@ def cases_3(rng):
         scores = [either_sign(rng, low, high) for _ in range(examples)]
         scores[0] = -targets[0] * abs(scores[0])  # a margin of the wrong sign: -tz > 0
         cases.append(loss_case(scores, targets, f"{examples_name}, {labels_name}, {scores_name}"))
+    for name, examples in TINY_LOSSES.items():
+        targets = [1.0, -1.0, 1.0, 1.0, -1.0][:examples]
+        scores = [t * rng.uniform(20.0, 40.0) for t in targets]
+        cases.append(loss_case(scores, targets, f"{name}, every margin -tz below -20 (a tiny loss)"))
+    for name, (container, dtype) in LABEL_KINDS.items():
+        labels = [1, -1, -1, 1, 1]
+        targets = {"array": lambda: np.array(labels, dtype=dtype), "list": lambda: list(labels),
+                   "tuple": lambda: tuple(float(t) for t in labels)}[container]()
+        scores = [either_sign(rng, 0.05, 6.0) for _ in labels]
+        cases.append(loss_case(scores, targets, f"five examples, {name}", kind=container))
+    found = {}
+    for name, value in declared.boundaries("logistic_loss", "scores").items():
+        found.setdefault(value, []).append(declared.drawn("logistic_loss", "scores", name))
+    for value, labels in found.items():
+        scores = [either_sign(rng, 0.05, 6.0) for _ in range(5)]
+        scores[int(rng.integers(5))] = value
+        where = number(value) if abs(value) >= 1e-300 or value == 0 else repr(value)
+        cases.append(loss_case(scores, [1.0, -1.0, 1.0, -1.0, -1.0], f"five examples, a score at {where}",
+                               labels))
     points, classes = two_moons(60, noise=0.1, seed=11)
     for (net_name, sizes), (batch_name, batch), (calls_name, steps), (stale_name, stale), (rate_name, lr) in \
             product(NETWORKS.items(), BATCHES.items(), CALLS.items(), STALE.items(), RATES.items()):
         rows = rng.choice(len(points), size=batch, replace=False)
-        weights = []
-        for n_in, n_out in zip(sizes[:-1], sizes[1:]):
-            for _ in range(n_out):
-                weights += [float(w) for w in rng.normal(0, np.sqrt(2 / n_in), size=n_in)]
-                weights.append(float(rng.normal(0, 0.3)))
         title = f"{net_name}, {batch_name}, {calls_name}, {stale_name}, {rate_name}"
-        cases.append(train_case(sizes, weights, points[rows], 2.0 * classes[rows] - 1.0, lr, steps, stale, title))
+        cases.append(train_case(sizes, he_weights(rng, sizes), points[rows], 2.0 * classes[rows] - 1.0, lr, steps,
+                                stale, title))
+    return cases + planted_training(rng, points, classes)
+
+
+def he_weights(rng, sizes):
+    weights = []
+    for n_in, n_out in zip(sizes[:-1], sizes[1:]):
+        for _ in range(n_out):
+            weights += [float(w) for w in rng.normal(0, np.sqrt(2 / n_in), size=n_in)]
+            weights.append(float(rng.normal(0, 0.3)))
+    return weights
+
+
+# train_step beyond the cross product: labels as an int64 or int32 array (two calls on an MLP
+# [2, 4, 1]), and the boundaries of X's and lr's contracts: X's (zero, +-1e-12, +-5e-324,
+# +-1000) planted among six examples for one call with stale gradients, lr's (1e-12, 5e-324,
+# 10) for two calls on an MLP [2, 3, 3, 1]. 2 + 7 + 3 cases.
+TRAIN_LABELS = {"labels as an int64 array": "int64", "labels as an int32 array": "int32"}
+
+
+def planted_training(rng, points, classes):
+    cases = []
+    for name, dtype in TRAIN_LABELS.items():
+        rows = rng.choice(len(points), size=6, replace=False)
+        cases.append(train_case([2, 4, 1], he_weights(rng, [2, 4, 1]), points[rows],
+                                (2 * classes[rows] - 1).astype(dtype), 0.5, 2, 0.75,
+                                f"an MLP [2, 4, 1], six examples, {name}, two calls in a row"))
+    for argument, sizes, steps in (("X", [2, 4, 1], 1), ("lr", [2, 3, 3, 1], 2)):
+        found = {}
+        for name, value in declared.boundaries("train_step", argument).items():
+            found.setdefault(value, []).append(declared.drawn("train_step", argument, name))
+        for value, labels in found.items():
+            rows = rng.choice(len(points), size=6, replace=False)
+            X, lr = points[rows].copy(), 0.5
+            where = number(value) if abs(value) >= 1e-300 or value == 0 else repr(value)
+            if argument == "X":
+                planted = rng.random(X.shape) < 1 / 3
+                planted.flat[int(rng.integers(X.size))] = True
+                X[planted] = value
+                title = f"an MLP [2, 4, 1], six examples with entries of X at {where}, one call, stale .grad"
+            else:
+                lr = value
+                title = f"an MLP [2, 3, 3, 1], six examples, learning rate {where}, two calls in a row"
+            cases.append(train_case(sizes, he_weights(rng, sizes), X, 2.0 * classes[rows] - 1.0, lr, steps,
+                                    0.75 if argument == "X" else 0.0, title, labels))
     return cases
 
 
@@ -554,7 +800,7 @@ DUAL_EXPRESSIONS = {
 }
 
 
-def dual_case(title, expression, values, torch_expression):
+def dual_case(title, expression, values, torch_expression, floor=TOL, drawn=()):
     with forward_ad.dual_level():
         duals = [forward_ad.make_dual(t64(v, grad=False), t64(d, grad=False)) for v, d in values.values()]
         value, derivative = (t.item() for t in forward_ad.unpack_dual(torch_expression(*duals))[:2])
@@ -564,13 +810,13 @@ def dual_case(title, expression, values, torch_expression):
     def judge(answer):
         if answer["kind"] != "Dual":
             return f"{setting}: expected a new Dual, got a {answer['kind']}"
-        return first(number_problem(answer["val"], value, f"{setting}: val"),
-                     number_problem(answer["der"], derivative, f"{setting}: der"),
-                     *(numbers_problem(after, list(values[n]), f"{setting}: {n} (the inputs must not change)",
-                                       ["val", "der"]) for n, after in zip(values, answer["inputs_after"])))
+        return first(number_problem(answer["val"], value, f"{setting}: val", floor),
+                     number_problem(answer["der"], derivative, f"{setting}: der", floor),
+                     *(unchanged(after, list(values[n]), f"{setting}: {n} as (val, der) (the inputs must not change)")
+                       for n, after in zip(values, answer["inputs_after"])))
 
     return Case("B", setting, "dual", {"expression": expression, "values": {n: list(p) for n, p in values.items()}},
-                judge)
+                judge, drawn=tuple(drawn))
 
 
 def cases_B(rng):
@@ -599,6 +845,36 @@ def cases_B(rng):
             product(DUAL_EXPRESSIONS.items(), DUAL_POINTS.items()):
         x = point * (0.5 + rng.uniform())
         cases.append(dual_case(f"d/dx of {name} at {point_name}", expression, {"x": (x, 1.0)}, torch_expression))
+    return cases + planted_duals(rng)
+
+
+# The boundaries of the rules' contracts (zero, +-1e-12, +-5e-324, the largest magnitudes, e^x's
+# end at 709.78), one case per distinct value and argument, judged by relative error. In
+# dual_add and dual_mul the boundary is both val and der of its operand, the other operand
+# ordinary; dual_sin and dual_exp carry an ordinary derivative below 1 (e^709.78 is near the
+# largest float).
+PLANTED_DUALS = {"dual_add": ("ab", torch.add), "dual_mul": ("ab", torch.mul), "dual_sin": ("a", torch.sin),
+                 "dual_exp": ("a", torch.exp)}
+
+
+def planted_duals(rng):
+    cases = []
+    for function, (arguments, operation) in PLANTED_DUALS.items():
+        for argument in arguments:
+            found = {}
+            for name, value in declared.boundaries(function, argument).items():
+                found.setdefault(value, []).append(declared.drawn(function, argument, name))
+            for value, labels in found.items():
+                where = number(value) if abs(value) >= 1e-300 or value == 0 else repr(value)
+                if arguments == "ab":
+                    other = (either_sign(rng, 0.3, 2.0), either_sign(rng, 0.3, 2.0))
+                    values = {"a": (value, value), "b": other} if argument == "a" else \
+                        {"a": other, "b": (value, value)}
+                    expression = f"{function}(a, b)"
+                else:
+                    values, expression = {"a": (value, either_sign(rng, 0.3, 0.9))}, f"{function}(a)"
+                cases.append(dual_case(f"{function} with {argument} at {where}", expression, values, operation,
+                                       RELATIVE, labels))
     return cases
 
 
@@ -626,12 +902,14 @@ def mixed_signs(rng, shape):
 
 
 def array_problem(got, want, quantity):
+    """None when the tensor `got` is `want` in shape and, by relative error, in every entry: relu
+    and its mask are exact, so a tiny output or gradient is judged as closely as a large one."""
     want = np.asarray(want, dtype=np.float64)
     if not isinstance(got, np.ndarray) or got.dtype.kind not in "biuf":
         return f"{quantity}: expected a tensor of numbers, got {describe(got)}"
     if tuple(got.shape) != want.shape:
         return f"{quantity}: shape {got.shape}, expected {want.shape}"
-    wrong = ~agree(got.astype(np.float64), want)
+    wrong = ~agree(got.astype(np.float64), want, RELATIVE)
     if wrong.any():
         i = int(np.argmax(wrong.ravel()))  # the first wrong entry
         where = f" at {tuple(int(j) for j in np.unravel_index(i, want.shape))}" if want.ndim else ""
@@ -641,7 +919,9 @@ def array_problem(got, want, quantity):
     return None
 
 
-def relu_case(x, upstream, shared, title):
+def relu_case(x, upstream, shared, title, drawn=(), transposed=False):
+    """`transposed`: MyReLU receives x as the transpose of a contiguous leaf, a view whose
+    entries are not laid out in order in memory."""
     tx = t64(x)
     out = torch.relu(tx)
     (grad,) = torch.autograd.grad(out + tx if shared else out, (tx,), t64(upstream, grad=False))
@@ -655,10 +935,12 @@ def relu_case(x, upstream, shared, title):
         return first(array_problem(answer["out"], expected_out, f"{title}: the output"),
                      array_problem(answer["grad"], expected_grad, f"{title}: {gradient}"
                                    + (" (does relu_backward write into grad_output?)" if shared else "")),
-                     array_problem(answer["x_after"], x,
-                                   f"{title}: x after the call (relu_forward must not change it)"))
+                     unchanged(answer["x_after"], x, f"{title}: x after the call (relu_forward must not change it)"))
 
-    return Case("C", title, "custom_relu", {"x": x, "upstream": upstream, "shared": shared}, judge)
+    args = {"x": x, "upstream": upstream, "shared": shared}
+    if transposed:
+        args["transposed"] = True
+    return Case("C", title, "custom_relu", args, judge, drawn=tuple(drawn))
 
 
 def changed_case(x, shape_name):
@@ -709,6 +991,34 @@ def cases_C(rng):
     for shape_name, shape in RELU_SHAPES.items():
         x = mixed_signs(rng, shape)
         cases.append(gradcheck_case(np.where(np.abs(x) < 0.2, 0.5, x), shape_name))
+    for graph_name, shared in RELU_GRAPHS.items():
+        x, upstream = mixed_signs(rng, (3, 2)), -mixed_signs(rng, (3, 2))
+        x.flat[-1] = 0.0
+        cases.append(relu_case(x, upstream, shared, f"{graph_name}, a transposed (non-contiguous) matrix, an entry "
+                                                    "at +0.0, an upstream gradient with negative entries",
+                               transposed=True))
+    return cases + planted_relu(rng)
+
+
+# The boundaries of x's contract (zero, +-1e-12, +-5e-324, +-1e12, both sides of the kink)
+# planted in a matrix x, and those of grad_output's in the upstream gradient of a vector, one
+# case per distinct value, the other tensor of mixed signs.
+def planted_relu(rng):
+    cases = []
+    for function, argument, shape in (("relu_forward", "x", (2, 3)), ("relu_backward", "grad_output", (5,))):
+        found = {}
+        for name, value in declared.boundaries(function, argument).items():
+            found.setdefault(value, []).append(declared.drawn(function, argument, name))
+        for value, labels in found.items():
+            x, upstream = mixed_signs(rng, shape), -mixed_signs(rng, shape)
+            planted = x if argument == "x" else upstream
+            chosen = rng.random(shape) < 1 / 3
+            chosen.flat[int(rng.integers(planted.size))] = True
+            planted[chosen] = value
+            where = number(value) if abs(value) >= 1e-300 or value == 0 else repr(value)
+            shape_name = "a matrix" if len(shape) == 2 else "a vector"
+            cases.append(relu_case(x, upstream, False, f"MyReLU(x) alone, {shape_name}, {argument} with entries at "
+                                                       f"{where}", labels))
     return cases
 
 

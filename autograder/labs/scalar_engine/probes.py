@@ -40,7 +40,7 @@ def local(expression, values, prior, upstream):
         return {"kind": _kind(out)}
     if any(out is leaf for leaf in known):
         return {"kind": "input"}
-    reply = {"kind": "Value", "data": _plain(out.data), "prev": _parents(out, known)}
+    reply = {"kind": "Value", "data": _plain(out.data), "prev": _parents(out, known), "op": getattr(out, "_op", None)}
     out.grad = upstream
     out._backward()
     reply["grads"] = [_plain(leaf.grad) for leaf in known]
@@ -80,19 +80,23 @@ def _graph(spec, calls):
     return nodes
 
 
-def graph_backward(spec, prior):
+def graph_backward(spec, prior, held=None, repeat=1):
     """topological_order and backward on one graph (its last node the root), with every leaf's
-    .grad starting at `prior`: the order as node indices, every .grad, and the rules called."""
+    .grad starting at `prior` (or every node's at its entry of `held`), backward called `repeat`
+    times on the same root: the order as node indices, every .grad, and the rules called."""
     calls = []
     nodes = _graph(spec, calls)
     for node in nodes:
         if not node._prev:
             node.grad = prior
+    for node, grad in zip(nodes, held or ()):
+        node.grad = grad
     root = nodes[-1]
     where = {id(node): i for i, node in enumerate(nodes)}
     ordered = topological_order(root)
     listed = [where.get(id(n), -1) for n in ordered] if isinstance(ordered, (list, tuple)) else _kind(ordered)
-    backward(root)
+    for _ in range(repeat):
+        backward(root)
     return {"order": listed, "grads": [_plain(n.grad) for n in nodes], "calls": calls,
             "data_after": [_plain(n.data) for n in nodes]}
 
@@ -132,18 +136,23 @@ def dual(expression, values):
             "inputs_after": [[_plain(d.val), _plain(d.der)] for d in leaves.values()]}
 
 
-def custom_relu(x, upstream, shared):
+def custom_relu(x, upstream, shared, transposed=False):
     """MyReLU.apply on x (plus x itself when `shared`), then backward with `upstream`: output,
-    input gradient, x afterwards."""
+    input gradient, x afterwards. `transposed`: x reaches MyReLU as the transpose of a
+    contiguous leaf (a non-contiguous view), and the gradient is read back through it."""
     import torch
 
-    tx = torch.tensor(x, dtype=torch.float64, requires_grad=True)
+    if transposed:
+        leaf = torch.tensor(_np.ascontiguousarray(_np.asarray(x).T), dtype=torch.float64, requires_grad=True)
+        tx = leaf.t()
+    else:
+        leaf = tx = torch.tensor(x, dtype=torch.float64, requires_grad=True)
     out = MyReLU.apply(tx)
     if not isinstance(out, torch.Tensor):
         return {"kind": _kind(out)}
     reply = {"kind": "Tensor", "out": out.detach().numpy().copy()}
     (out + tx if shared else out).backward(torch.as_tensor(upstream, dtype=torch.float64))
-    reply["grad"] = None if tx.grad is None else tx.grad.numpy().copy()
+    reply["grad"] = None if leaf.grad is None else (leaf.grad.t() if transposed else leaf.grad).numpy().copy()
     reply["x_after"] = tx.detach().numpy().copy()
     return reply
 

@@ -7,6 +7,14 @@ checks' (other shapes, axes, seeds, graphs and networks). Expected values are co
 PyTorch in float64 (or, for a finite difference with a given step, with the same difference
 computed here) and never enter the sandbox. Nearly every case is small; the two of forward mode
 on WIDE entries are large by design, and still take a fraction of a second done as taught.
+
+Every boundary that contracts.py declares for an argument (0, ±1e-12, ±5e-324, the largest finite
+values, kinks, open ends, the infinities a function allows) is planted in some case, which names
+it in Case.drawn; the bands where students invent thresholds (exp from 500 to 709.78, log near
+1e-12, relu at tiny values, a loss's margins of 10 to 700) have cases of their own. Where
+magnitudes vary, judges compare entry by entry relative to each entry's size (relative_problem),
+so that a tail of 1e-17 returned as 0 fails. What the checks of other activities feed a function
+is asked by the function's own activity too (tests/test_contract_coverage.py).
 """
 import re
 from itertools import product
@@ -16,6 +24,12 @@ import torch
 import torch.nn.functional as F
 
 from autograder.vocabulary import Case, apart, array_problem, as_numbers, describe, first_problem, number, plural
+from autograder.vocabulary import array_problem as vocabulary_array_problem
+
+# The lab's declared contracts (and the label maker they re-export): through the lab's own module,
+# so that this file still imports nothing of the grader but the vocabulary.
+from .contracts import CONTRACTS
+from .contracts import drawn as boundary_label
 
 # Activities whose functions call those of earlier ones. When such an activity fails and one of
 # these failed too, the grader tries it again on the reference engine. 1a and 1b are graded node
@@ -71,13 +85,91 @@ def float_problem(got, want, quantity, tol=TOL):
 
 
 def unchanged(after, sent, quantity):
-    return array_problem(after, sent, f"{quantity} (it must not change)", atol=1e-12, rtol=1e-12)
+    """None when `after` is exactly `sent` (array_equal, NaN equal to NaN): a value put back must be
+    the same bits, not a close one."""
+    numbers = as_numbers(after)
+    sent = np.asarray(sent, dtype=np.float64)
+    if numbers is None or numbers.shape != sent.shape:
+        return f"{quantity} (it must not change): got {describe(after)}, expected an array of shape {sent.shape}"
+    if np.array_equal(numbers, sent, equal_nan=True):
+        return None
+    where = tuple(int(i) for i in np.argwhere(~((numbers == sent) | (np.isnan(numbers) & np.isnan(sent))))[0])
+    return (f"{quantity} (it must not change): at index {where} got {float(numbers[where])!r}, expected "
+            f"{float(sent[where])!r}, exactly as it was")
+
+
+# ---------------------------------------------------------------- the contracts' boundaries
+VALUES = {(c.function, arg.name): arg.values for c in CONTRACTS for arg in c.args if arg.values is not None}
+
+
+def planted(function, argument, rng, shape, names=None, base=None):
+    """(array, labels): `base` (else ordinary values the contract admits) of `shape`, with the
+    boundaries `names` (default: every one the contract declares for `function`'s `argument`)
+    each in an entry of its own, at random places; the labels name them for Case.drawn."""
+    values = VALUES[function, argument]
+    found = values.boundaries()
+    names = list(found) if names is None else names
+    array = values.draw(rng, shape) if base is None else np.array(base, dtype=np.float64)
+    places = rng.permutation(array.size)[:len(names)]
+    assert len(places) == len(names), f"{shape} is too small for {len(names)} boundaries"
+    for place, name in zip(places, names):
+        array.flat[place] = found[name]
+    return array, tuple(boundary_label(function, argument, name) for name in names)
+
+
+def labels_of(function, argument, names=None):
+    """The Case.drawn labels of the boundaries `names` (default: all) of an argument."""
+    found = VALUES[function, argument].boundaries()
+    return tuple(boundary_label(function, argument, name) for name in (found if names is None else names))
+
+
+def relative_problem(got, want, quantity, bound=None, rtol=1e-9, floor=0.0):
+    """array_problem for values whose magnitudes vary by hundreds of orders: each entry within
+    rtol of its own size (and 1e-12 of `bound`, the size of the terms it sums, where rounding
+    may cancel), so that 1e-17 is not taken for 0 as an absolute tolerance would; equal
+    infinities agree, and so do NaNs where NaN is expected."""
+    want = np.asarray(want, dtype=np.float64)
+    numbers = as_numbers(got)
+    if numbers is None:
+        return f"{quantity}: expected a NumPy array, got {describe(got)}"
+    if numbers.shape != want.shape:
+        return f"{quantity}: shape {numbers.shape}, expected {want.shape}"
+    bound = np.zeros(want.shape) if bound is None else np.asarray(bound, dtype=np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        agree = (numbers == want) | (np.isnan(numbers) & np.isnan(want)) | \
+            (np.abs(numbers - want) <= rtol * np.abs(want) + 1e-12 * bound + floor)
+    if agree.all():
+        return None
+    wrong = ~agree
+    where = tuple(int(i) for i in np.argwhere(wrong)[0]) if want.shape else ()
+    count = int(wrong.sum())
+    shown = apart(numbers[where], want[where]) if np.isfinite([numbers[where], want[where]]).all() else \
+        (repr(float(numbers[where])), repr(float(want[where])))
+    place = f"{count} of {plural(wrong.size, 'entry', 'entries')} {'is' if count == 1 else 'are'} wrong; at index " \
+        f"{where} " if want.shape else ""
+    return (f"{quantity}: {place}got {shown[0]}, expected {shown[1]} (each entry is compared to {number(rtol)} of "
+            "its own size: a tiny value is not zero)")
 
 
 # ---------------------------------------------------------------- 1a: the primitives, node by node
-def node_case(title, expression, leaves, stale, rng):
+def node_parents(expression, names):
+    """The positions in `names` of the node's parents, in order (-1: a constant leaf made from a
+    number), as the notebook defines _prev: the operands in argument order, with multiplicity."""
+    call = re.match(r"^(\w+)\((\w+)(?:, (\w+))?", expression)
+    if call is None:  # `a * number` or `number * a`: a, then the constant
+        return [names.index("a"), -1]
+    operands = call.groups()[1:] if call.group(1) in ("multiply", "matmul") else call.groups()[1:2]
+    return [names.index(operand) for operand in operands]
+
+
+LINEAR = ("multiply", "matmul", "reduce_sum")  # on absolute values, these give the size of the terms they sum
+
+
+def node_case(title, expression, leaves, stale, rng, drawn=(), relative=False):
     """`expression` on Tensor leaves holding `leaves` (.grad holding a random earlier gradient
-    when `stale`), its backward rule run once with a random out.grad, against PyTorch."""
+    when `stale`), its backward rule run once with a random out.grad, against PyTorch. Where
+    `relative`, every entry is judged to 1e-9 of its own size (relative_problem), the sums of
+    products to 1e-12 of the terms they add."""
     priors = {name: rng.normal(size=np.shape(v)) if stale else np.zeros(np.shape(v)) for name, v in leaves.items()}
     twins = {name: t64(v) for name, v in leaves.items()}
     out = eval(expression, dict(TORCH), dict(twins))
@@ -86,9 +178,22 @@ def node_case(title, expression, leaves, stale, rng):
     value = out.detach().numpy()
     wanted = [priors[name] + g.numpy() for name, g in zip(leaves, grads)]
     names = list(leaves)
+    value_bound, grad_bounds = np.abs(value), [np.abs(p) + np.abs(g.numpy()) for p, g in zip(priors.values(), grads)]
+    if relative and expression.startswith(LINEAR):
+        sizes = {name: t64(np.abs(v)) for name, v in leaves.items()}
+        summed = eval(expression, dict(TORCH), dict(sizes))
+        value_bound = summed.detach().numpy()
+        grad_bounds = [np.abs(p) + g.numpy() for p, g in zip(priors.values(), torch.autograd.grad(
+            summed, list(sizes.values()), t64(np.abs(upstream), grad=False)))]
     setting = (f"{title}: {expression} with " + ", ".join(f"{n} of shape {shape_text(np.shape(v))}"
                                                           for n, v in leaves.items())
                + (", .grad already holding an earlier gradient" if stale else ", .grad starting at zero"))
+    parents = node_parents(expression, names)
+
+    def compare(got, want, quantity, bound):
+        if relative:
+            return relative_problem(got, want, quantity, bound)
+        return array_problem(got, want, quantity)
 
     def judge(answer):
         if answer["kind"] == "input":
@@ -96,16 +201,19 @@ def node_case(title, expression, leaves, stale, rng):
         if answer["kind"] != "Tensor":
             return f"{setting}: expected a new Tensor, got a {answer['kind']}"
         prev = answer["prev"]
-        if not isinstance(prev, list) or not all(i in prev for i in range(len(names))):
-            return f"{setting}: the new node's _prev must hold its parents ({', '.join(names)}); got {prev}"
+        if prev != parents:
+            def shown(indices):
+                return "(" + ", ".join(names[i] if 0 <= i < len(names) else "a constant" for i in indices) + ")"
+            return (f"{setting}: the new node's _prev must be {shown(parents)}, its parents in argument order, each "
+                    f"as often as it is an operand; got {shown(prev) if isinstance(prev, list) else prev}")
         return first_problem(
-            array_problem(answer["data"], value, f"{setting}: out.data"),
-            *(array_problem(g, w, f"{setting}: {n}.grad after out._backward() with a random out.grad")
-              for n, g, w in zip(names, answer["grads"], wanted)),
+            compare(answer["data"], value, f"{setting}: out.data", value_bound),
+            *(compare(g, w, f"{setting}: {n}.grad after out._backward() with a random out.grad", b)
+              for n, g, w, b in zip(names, answer["grads"], wanted, grad_bounds)),
             *(unchanged(after, leaves[n], f"{setting}: {n}.data") for n, after in zip(names, answer["data_after"])))
 
     return Case("1a", setting, "node", {"expression": expression, "leaves": leaves, "priors": priors,
-                                         "upstream": upstream}, judge)
+                                         "upstream": upstream}, judge, drawn=tuple(drawn))
 
 
 # The .grad of the leaves starts at zero or already holds a gradient from an earlier pass (a rule
@@ -189,6 +297,107 @@ def cases_1a(rng):
                     x.flat[0], x.flat[1] = 0.0, -0.0
             cases.append(node_case(f"{function} on {shape_name} with {input_name}", f"{function}(a)", {"a": x},
                                    True, rng))
+    return cases + cases_1a_thresholds(rng) + cases_1a_boundaries(rng) + cases_1a_fed(rng)
+
+
+def small(rng, shape):
+    """Entries of both signs from 3e-9 to 3e-4: the band (1e-9 to 1e-3) where small activations,
+    logits and step sizes of other activities' checks lie, inside it by half a decade."""
+    signs = rng.choice([-1.0, 1.0]) * (-1.0) ** np.arange(int(np.prod(shape)))  # both, wherever two entries are
+    return signs.reshape(shape) * 10.0 ** rng.uniform(-8.5, -3.5, size=shape)
+
+
+# What other activities' checks feed the primitives, asked here first so that a slip there fails
+# 1a and its message points at the primitive (tests/test_contract_coverage.py): row vectors and
+# 1 x 1 matrices (D's functions of a (1, d) x), 1-d sums, and small magnitudes of both signs
+# (4's logits and activations), each entry judged to 1e-9 of its size. 11 cases.
+FED = {"multiply on a (1, 3) row and a (1, 1) matrix of small values": ("multiply(a, b)", {"a": (1, 3), "b": (1, 1)}),
+       "multiply on two (2, 2) matrices of small values": ("multiply(a, b)", {"a": (2, 2), "b": (2, 2)}),
+       "matmul of a (1, 1) and a (1, 4) matrix of small values": ("matmul(a, b)", {"a": (1, 1), "b": (1, 4)}),
+       "matmul of a (2, 1) and a (1, 1) matrix of small values": ("matmul(a, b)", {"a": (2, 1), "b": (1, 1)}),
+       "reduce_sum of a vector of small values over everything": ("reduce_sum(a)", {"a": (4,)}),
+       "reduce_sum of a (1, 3) row over everything": ("reduce_sum(a)", {"a": (1, 3)}),
+       "reduce_sum of a (1, 1) matrix over axis 1, keepdims=True": ("reduce_sum(a, 1, True)", {"a": (1, 1)}),
+       "exp of a (1, 3) row": ("exp(a)", {"a": (1, 3)}), "exp of a (1, 1) matrix": ("exp(a)", {"a": (1, 1)}),
+       "log of a (1, 3) row": ("log(a)", {"a": (1, 3)}),
+       "relu of small values of both signs": ("relu(a)", {"a": (2, 3)})}
+
+
+def cases_1a_fed(rng):
+    cases = []
+    for title, (expression, shapes) in FED.items():
+        leaves = {name: small(rng, shape) if "small" in title else rng.normal(size=shape)
+                  for name, shape in shapes.items()}
+        if expression.startswith("log"):
+            leaves["a"] = np.abs(leaves["a"]) + 0.1
+        cases.append(node_case(title, expression, leaves, True, rng, relative=True))
+    return cases
+
+
+# Where students invent thresholds: exp clipped below 710 or above -30, log given an epsilon,
+# relu's test written as a > 1e-9. Each band on a (3, 4) matrix that also holds the contract's
+# boundaries of that side (contracts.py: 709.78, 5e-324, 1e12, ...), and on a 0-d tensor inside the band. Each entry is judged to 1e-9 of its own size
+# and .grad starts at zero, so that a tail of 1e-300 that came back 0 shows. 6 x 2 = 12 cases.
+THRESHOLDS = {
+    "exp": {"large inputs from 500 to 709.78": (lambda r, n: r.uniform(500.0, 709.78, n),
+                                                ["a large positive value", "the high end 709.78",
+                                                 "just inside the high end 709.78"]),
+            "a far negative tail from -700 to -30": (lambda r, n: r.uniform(-700.0, -30.0, n),
+                                                     ["zero", "a tiny positive value", "a tiny negative value",
+                                                      "a subnormal positive value", "a subnormal negative value",
+                                                      "a large negative value"])},
+    "log": {"inputs from 1e-13 to 1e-9, where an epsilon shows": (lambda r, n: 10.0 ** r.uniform(-13, -9, n),
+                                                                  ["a tiny positive value", "a subnormal positive value",
+                                                                   "the low end 0", "just inside the low end 0"]),
+            "inputs from 1e3 to 1e12": (lambda r, n: 10.0 ** r.uniform(3, 12, n), ["a large positive value"])},
+    "relu": {"tiny values of both signs at the kink, 1e-300 to 1e-9": (
+                 lambda r, n: r.choice([-1.0, 1.0], n) * 10.0 ** r.uniform(-300, -9, n),
+                 ["zero", "the kink at 0", "just above the kink at 0", "just below the kink at 0",
+                  "a subnormal positive value", "a subnormal negative value", "a tiny positive value",
+                  "a tiny negative value"]),
+             "large magnitudes of both signs": (
+                 lambda r, n: r.choice([-1.0, 1.0], n) * 10.0 ** r.uniform(3, 12, n),
+                 ["a large positive value", "a large negative value"])},
+}
+
+
+def cases_1a_thresholds(rng):
+    cases = []
+    for function, bands in THRESHOLDS.items():
+        for band_name, (draw, names) in bands.items():
+            x, labels = planted(function, "a", rng, (3, 4), names, base=draw(rng, 12).reshape(3, 4))
+            cases.append(node_case(f"{function} on a (3, 4) matrix with {band_name}", f"{function}(a)", {"a": x},
+                                   False, rng, labels, relative=True))
+            point = np.array(abs(draw(rng, 1)[0]) if function == "relu" else draw(rng, 1)[0])
+            cases.append(node_case(f"{function} on a 0-d tensor with {band_name}", f"{function}(a)", {"a": point},
+                                   False, rng, relative=True))
+    return cases
+
+
+# The contract's boundaries of the linear primitives (0, ±1e-12, ±5e-324, ±1e12 in every operand),
+# judged entry by entry: multiply on operands of one shape (fresh .grad) and broadcast (stale),
+# matmul, and reduce_sum; and reduce_sum called with its defaults left out (axis, keepdims or
+# both), as `x.sum()` calls it. 7 cases.
+def cases_1a_boundaries(rng):
+    cases = []
+    for title, shapes, stale in (("two tensors of one shape holding the boundaries", ((3, 4), (3, 4)), False),
+                                 ("a (3, 2, 4) tensor and a broadcast (2, 4) one holding the boundaries",
+                                  ((3, 2, 4), (2, 4)), True)):
+        (a, first), (b, second) = (planted("multiply", name, rng, shape) for name, shape in zip("ab", shapes))
+        cases.append(node_case(f"multiply on {title}", "multiply(a, b)", {"a": a, "b": b}, stale, rng,
+                               first + second, relative=True))
+    (a, first), (b, second) = planted("matmul", "a", rng, (3, 4)), planted("matmul", "b", rng, (4, 3))
+    cases.append(node_case("matmul on matrices holding the boundaries", "matmul(a, b)", {"a": a, "b": b}, True, rng,
+                           first + second, relative=True))
+    a, labels = planted("reduce_sum", "a", rng, (3, 4))
+    cases.append(node_case("reduce_sum of a matrix holding the boundaries over axis 0, keepdims left out",
+                           "reduce_sum(a, 0)", {"a": a}, True, rng, labels, relative=True))
+    for title, expression, shape in (("everything, axis and keepdims left out", "reduce_sum(a)", (2, 3, 4)),
+                                     ("everything, keepdims=True by name, axis left out",
+                                      "reduce_sum(a, keepdims=True)", (3, 3)),
+                                     ("axis -1, keepdims left out", "reduce_sum(a, -1)", (2, 3, 4))):
+        cases.append(node_case(f"reduce_sum of a {shape_text(shape)} array over {title}", expression,
+                               {"a": rng.normal(size=shape)}, True, rng))
     return cases
 
 
@@ -207,13 +416,32 @@ LOSS_SCALES = {"moderate logits": 2.0, "logits of size 1000": 1000.0}
 UPSTREAMS = {"out.grad = 1": 1.0, "out.grad = -0.6": -0.6}
 
 
-def loss_case(logits, labels, upstream, stale, title, rng):
+EPS = np.finfo(np.float64).eps
+
+
+def loss_case(logits, labels, upstream, stale, title, rng, drawn=(), relative=False):
+    """cross_entropy on `logits` and `labels` (of the dtype they come in), against PyTorch. Where
+    `relative`, the loss is judged to 1e-9 of its size beyond the rounding of its row shift
+    (64 eps of the rows' largest logit), and each entry of the gradient to 1e-9 of its own size:
+    a probability of 1e-17 is not 0. Only P - 1 at the labels' entries keeps an absolute
+    allowance of 64 eps, its own rounding."""
     twin = t64(logits)
-    loss = F.cross_entropy(twin, torch.from_numpy(labels))
+    loss = F.cross_entropy(twin, torch.from_numpy(labels.astype(np.int64)))
     (grad,) = torch.autograd.grad(loss, (twin,), t64(upstream, grad=False))
     prior = rng.normal(size=logits.shape) if stale else np.zeros(logits.shape)
     value, wanted = loss.item(), prior + grad.numpy()
-    setting = f"cross_entropy on {title}, labels {labels.tolist()}"
+    n = len(labels)
+    at_labels = np.zeros(logits.shape)
+    at_labels[np.arange(n), labels.astype(np.int64)] = 1.0
+    loss_floor = 64 * EPS * float(np.mean(np.maximum(1.0, np.max(np.abs(logits), axis=1))))
+    grad_floor = 64 * EPS * abs(upstream) / n * at_labels + 4 * EPS * np.abs(prior)
+    kind = "" if labels.dtype == np.int64 else f" of dtype {labels.dtype}"
+    setting = f"cross_entropy on {title}, labels{kind} {labels.tolist()}"
+
+    def compare(got, want, quantity, floor):
+        if relative:
+            return relative_problem(got, want, quantity, floor=floor)
+        return array_problem(got, want, quantity)
 
     def judge(answer):
         if answer["kind"] != "Tensor":
@@ -224,16 +452,18 @@ def loss_case(logits, labels, upstream, stale, title, rng):
         data = as_numbers(answer["data"])
         if data is None or data.shape != ():
             return f"{setting}: the loss's data must be a 0-d array (a scalar), got {describe(answer['data'])}"
-        return first_problem(float_problem(float(data), value, f"{setting}: the loss"),
-                             array_problem(answer["grad"], wanted, f"{setting}: logits.grad after out._backward()"),
-                             array_problem(answer["grad_again"], wanted + grad.numpy(),
-                                           f"{setting}: logits.grad after a second out._backward() (a second "
-                                           "backward through the same graph adds the same gradient again; the "
-                                           "rule must leave what the forward pass saved as it was)"),
-                             unchanged(answer["data_after"], logits, f"{setting}: logits.data"))
+        return first_problem(
+            relative_problem(data, value, f"{setting}: the loss", floor=loss_floor) if relative else
+            float_problem(float(data), value, f"{setting}: the loss"),
+            compare(answer["grad"], wanted, f"{setting}: logits.grad after out._backward()", grad_floor),
+            compare(answer["grad_again"], wanted + grad.numpy(),
+                    f"{setting}: logits.grad after a second out._backward() (a second backward through the same "
+                    "graph adds the same gradient again; the rule must leave what the forward pass saved as it "
+                    "was)", 2 * grad_floor),
+            unchanged(answer["data_after"], logits, f"{setting}: logits.data"))
 
     return Case("1b", setting, "loss_node", {"logits": logits, "labels": labels, "prior": prior,
-                                             "upstream": np.array(upstream)}, judge)
+                                             "upstream": np.array(upstream)}, judge, drawn=tuple(drawn))
 
 
 def cases_1b(rng):
@@ -251,6 +481,60 @@ def cases_1b(rng):
             labels[0] = labels[-1] = k - 1  # a repeated label
         title = f"{shape_name}, {scale_name}, {up_name}, {prior_name}"
         cases.append(loss_case(logits, labels, upstream, stale, title, rng))
+    return cases + cases_1b_margins(rng)
+
+
+# Where students switch formulas or drop what looks negligible: each row's label logit above
+# every other by a margin drawn from a band (10 to 20, where exp(-margin) is 2e-9 to 5e-5;
+# 20 to 40; far tails of 40 to 690, where a probability is 1e-17 to 1e-300 and not 0, nor yet
+# subnormal, where correct formulas part by more than 1e-9), or below the others by 10 to 690
+# (a loss of that size). Crossed with the labels' integer dtype (int64,
+# as in the notebook, or another integer dtype: int32, uint8, int16, uint64): 4 x 2 = 8 cases on
+# 5 examples of 4 classes, logits.grad starting at zero so that tiny entries show, judged entry
+# by entry. Then small logits of both signs (3e-9 to 3e-4), and logits holding the contract's
+# boundaries (0, ±1e-12, ±5e-324, ±1e12): 3 cases.
+MARGINS = {"a margin of 10 to 20 above the other logits": (10.0, 20.0, 1.0),
+           "a margin of 20 to 40 above the other logits": (20.0, 40.0, 1.0),
+           "far tails, margins of 40 to 690 above the other logits": (40.0, 690.0, 1.0),
+           "the label's logit 10 to 690 below the others": (10.0, 690.0, -1.0)}
+LABEL_DTYPES = {"int64 labels": (np.int64,), "labels of another integer dtype": (np.int32, np.uint8, np.int16,
+                                                                                np.uint64)}
+
+
+def margin_logits(rng, shape, labels, low, high, side):
+    """Logits whose label entry is above (side 1) or below (side -1) every other entry of its row
+    by a margin drawn from [low, high] (log-uniformly, so that every decade of the band shows)."""
+    logits = rng.normal(size=shape) * 2.0
+    for row, label in enumerate(labels):
+        gaps = np.exp(rng.uniform(np.log(low), np.log(high), size=shape[1]))
+        others = [k for k in range(shape[1]) if k != label]
+        if side > 0:
+            logits[row, others] = logits[row, label] - gaps[others]
+        else:
+            logits[row, label] = logits[row, others].min() - gaps[label]
+    return logits
+
+
+def cases_1b_margins(rng):
+    cases = []
+    for index, ((margin_name, (low, high, side)), (dtype_name, dtypes)) in \
+            enumerate(product(MARGINS.items(), LABEL_DTYPES.items())):
+        dtype = dtypes[index // 2 % len(dtypes)]
+        labels = rng.integers(0, 4, size=5).astype(dtype)
+        logits = margin_logits(rng, (5, 4), labels, low, high, side)
+        upstream = 1.0 if index % 2 == 0 else -0.6
+        cases.append(loss_case(logits, labels, upstream, False, f"5 examples of 4 classes, {margin_name}, "
+                               f"{dtype_name}, out.grad = {number(upstream)}", rng, relative=True))
+    # Small logits of both signs (3e-9 to 3e-4), as an untrained network's: 1 case.
+    labels = rng.integers(0, 3, size=4).astype(np.int64)
+    cases.append(loss_case(small(rng, (4, 3)), labels, -0.6, True, "4 examples of 3 classes, logits of size 3e-9 to "
+                           "3e-4 of both signs, out.grad = -0.6, stale .grad", rng, relative=True))
+    for dtype, stale in ((np.int64, False), (np.uint8, True)):
+        logits, labels_drawn = planted("cross_entropy", "logits", rng, (4, 3))
+        labels = rng.integers(0, 3, size=4).astype(dtype)
+        cases.append(loss_case(logits, labels, 1.0, stale, "4 examples of 3 classes, logits holding 0, ±1e-12, "
+                               f"±5e-324 and ±1e12, {'stale' if stale else 'fresh'} .grad", rng, labels_drawn,
+                               relative=True))
     return cases
 
 
@@ -260,15 +544,18 @@ def cases_1b(rng):
 #   a tensor used twice   H = relu(A @ W) enters H * H, and both add to H's gradient;
 #   a bias over rows      A @ W + b with b of shape (k,), copied into every row;
 #   a column over columns H * c + H with c of shape (n, 1): H used twice, c broadcast;
-#   unequal paths         s feeds the output directly and through s * s, short path first, so a
-#                         node reached early by a depth-first search is not yet complete;
+#   unequal paths         s feeds the output directly and through s * s, the short path first or
+#                         the long one first (the root's parents in either order), so that a node
+#                         reached early by a depth-first search from either side is not yet complete;
 #   a chain               200 operations in a row, each scaling by -1 or 1 (depth, not width);
 #   shared doublings      10 doublings n + n: 1,024 paths through 11 nodes, each rule to run once.
 # The root is summed to a scalar, or left a matrix (seeded with ones); the leaves' .grad starts
 # at zero or holds a stale gradient that backward must add to. Crossed in full:
-# 6 x 2 x 2 = 24 graphs, plus a root that is a leaf itself (its .grad becomes ones).
+# 7 x 2 x 2 = 28 graphs, plus a root that is a leaf itself (its .grad becomes ones, whether it
+# held zeros or an earlier gradient): 2 cases.
 GRAPHS = {"a tensor used twice": "twice", "a bias broadcast over rows": "bias",
-          "a column broadcast over columns": "column", "paths of unequal length": "unequal",
+          "a column broadcast over columns": "column", "paths of unequal length, the short one first": "unequal",
+          "paths of unequal length, the long one first": "unequal_long",
           "a chain of 200 operations": "chain", "10 doublings n + n (1,024 paths, 11 nodes)": "doublings"}
 ROOTS = {"a scalar root": "scalar", "a matrix root seeded with ones": "matrix"}
 LEAF_PRIORS = {"leaves' .grad starting at zero": False, "leaves' .grad holding an earlier gradient": True}
@@ -291,12 +578,12 @@ def graph_spec(kind, rng):
     elif kind == "column":
         H, c = put("leaf", rng.normal(size=(3, 4))), put("leaf", rng.normal(size=(3, 1)))
         last = put("add", [put("mul", [H, c]), H])
-    elif kind == "unequal":
+    elif kind in ("unequal", "unequal_long"):
         x = put("leaf", rng.normal(size=(2, 3)))
         s = put("scale", [x], 0.5)
         square = put("mul", [s, s])
         deeper = put("scale", [put("scale", [square], 2.0)], 0.5)
-        last = put("add", [s, deeper])
+        last = put("add", [s, deeper] if kind == "unequal" else [deeper, s])
     elif kind == "chain":
         last = put("leaf", rng.normal(size=(2, 2)))
         for step in range(200):
@@ -322,32 +609,48 @@ def torch_graph(spec):
     return nodes
 
 
-def graph_case(title, spec, priors):
+def engine_grads(spec, priors):
+    """Every node's .grad after the notebook's backward on `spec`, where node m's .grad held
+    priors[m] beforehand (None: zeros). backward resets nothing but the root, which it seeds with
+    ones, so what a node held flows on with what reaches it: node n ends with the derivative of
+    sum(root) + sum over m of <m, priors[m]> (the root's own prior left out), which PyTorch
+    gives for interior nodes too."""
     nodes = torch_graph(spec)
     root = nodes[-1]
-    grads = torch.autograd.grad(root, nodes[:-1], torch.ones_like(root), allow_unused=True) if len(nodes) > 1 else ()
-    wanted = []
-    for node, grad, prior in zip(nodes[:-1], grads, priors):
-        g = np.zeros(tuple(node.shape)) if grad is None else grad.numpy()
-        wanted.append(g + (prior if prior is not None else 0.0))
-    wanted.append(np.ones(tuple(root.shape)) + (priors[-1] if priors[-1] is not None else 0.0))
-    rules = [i for i, (op, *_) in enumerate(spec) if op != "leaf"]
-    names = [f"leaf {i}" + (" (its .grad held an earlier gradient)" if priors[i] is not None and np.any(priors[i])
-                            else "") if op == "leaf" else f"node {i} ({op})" for i, (op, *_) in enumerate(spec)]
-    names[-1] = "the root" if spec[-1][0] != "leaf" else "the root, a leaf"
+    total = root.sum()
+    for node, prior in zip(nodes[:-1], priors[:-1]):
+        if prior is not None:
+            total = total + (node * t64(prior, grad=False)).sum()
+    found = torch.autograd.grad(total, nodes[:-1], allow_unused=True) if len(nodes) > 1 else ()
+    grads = [np.zeros(tuple(n.shape)) if g is None else g.numpy() for n, g in zip(nodes[:-1], found)]
+    return grads + [np.ones(tuple(root.shape))]
+
+
+def graph_case(title, spec, priors, repeat=1):
+    """backward on `spec`, its nodes' .grad holding `priors` beforehand, run `repeat` times."""
+    wanted = engine_grads(spec, priors)
+    for _ in range(repeat - 1):  # a second backward meets every .grad the first one left
+        wanted = engine_grads(spec, wanted)
+    rules = sorted([i for i, (op, *_) in enumerate(spec) if op != "leaf"] * repeat)
+    held = [prior is not None and bool(np.any(prior)) for prior in priors]
+    names = [(f"leaf {i}" if op == "leaf" else f"node {i} ({op})")
+             + (" (its .grad held an earlier gradient)" if held[i] else "") for i, (op, *_) in enumerate(spec)]
+    names[-1] = ("the root" if spec[-1][0] != "leaf" else "the root, a leaf") + \
+        (" (its .grad held an earlier gradient: backward seeds it with ones)" if held[-1] else "")
     sent = [entry[1] for entry in spec if entry[0] == "leaf"]
     title = f"backward on {title}"
+    times = "exactly once" if repeat == 1 else f"exactly once per backward ({repeat} backward calls)"
 
     def judge(answer):
         # The calls first: a rule run twice or never is the cause of the wrong .grad it leaves,
         # and the more useful thing to tell.
         calls = answer["calls"]
         if sorted(calls) != rules:
-            repeated = sorted({i for i in calls if calls.count(i) > 1})
-            missing = sorted(set(rules) - set(calls))
+            repeated = sorted({i for i in calls if calls.count(i) > repeat})
+            missing = sorted({i for i in rules if calls.count(i) < repeat})
             detail = (f"the rule of node {repeated[0]} ran {calls.count(repeated[0])} times" if repeated
-                      else f"the rule of node {missing[0]} never ran")
-            return f"{title}: backward must call each node's _backward exactly once; {detail}"
+                      else f"the rule of node {missing[0]} ran {calls.count(missing[0])} times")
+            return f"{title}: backward must call each node's _backward {times}; {detail}"
         got = answer["grads"]
         for name, g, w in zip(names, got, wanted):
             problem = array_problem(g, w, f"{title}: the .grad of {name} after backward")
@@ -356,7 +659,7 @@ def graph_case(title, spec, priors):
         leaf_data = [d for d, entry in zip(answer["data_after"], spec) if entry[0] == "leaf"]
         return first_problem(*(unchanged(d, s, f"{title}: a leaf's data") for d, s in zip(leaf_data, sent)))
 
-    return Case("2", title, "graph", {"spec": spec, "priors": priors}, judge)
+    return Case("2", title, "graph", {"spec": spec, "priors": priors, "repeat": repeat}, judge)
 
 
 def cases_2_graphs(rng):
@@ -371,6 +674,47 @@ def cases_2_graphs(rng):
         cases.append(graph_case(f"{graph_name}, {root_name}, {prior_name}", spec, priors))
     leaf = rng.normal(size=(2, 3))
     cases.append(graph_case("a root that is a leaf itself", [["leaf", leaf]], [np.zeros((2, 3))]))
+    cases.append(graph_case("a root that is a leaf itself, its .grad holding an earlier gradient",
+                            [["leaf", rng.normal(size=(3,))]], [rng.normal(size=(3,))]))
+    return cases + cases_2_states(rng)
+
+
+# The state backward meets: every node, the root and the interior ones included, holding a
+# gradient already (as after an earlier backward through a graph that is used again: the root is
+# seeded with ones, the rest is reset by nothing and flows on), one graph of each shape with the
+# root alternately a scalar and a matrix: 7 cases. Roots of every size: 2 cases. And a
+# second backward on the same graph, leaves' .grad stale, as a loss whose graph is kept and
+# differentiated again: 3 cases.
+SECOND_BACKWARD = ("twice", "unequal_long", "bias")
+
+
+def cases_2_states(rng):
+    cases = []
+    for index, (graph_name, kind) in enumerate(GRAPHS.items()):
+        spec, last = graph_spec(kind, rng)
+        if index % 2 == 0:
+            spec.append(["total", [last]])
+        priors = [rng.normal(size=tuple(node.shape)) for node in torch_graph(spec)]
+        cases.append(graph_case(f"{graph_name}, {'a scalar root' if index % 2 == 0 else 'a matrix root'}, every "
+                                "node's .grad, the root's and the interior ones' included, holding an earlier "
+                                "gradient", spec, priors))
+    # A root whose entries have every size a loss or a weighted sum of other activities' checks may
+    # have (0, ±5e-324, ±1e-12, ±1e-6, ±1e6, ±1e301; D's sums of contributions reach 1e12): 1 case.
+    sizes = np.array([0.0, 5e-324, -5e-324, 1e-12, -1e-12, 1e-6, -1e-6, 1e6, -1e6, 1e301, -1e301, 1.5])
+    leaf = (sizes * rng.uniform(1.0, 2.0, size=12)).reshape(3, 4)
+    cases.append(graph_case("a matrix root whose entries range from 5e-324 to 1e301 in size, of both signs",
+                            [["leaf", leaf], ["scale", [0], 1.0]], [np.zeros((3, 4)), None]))
+    # A root of small values (3e-9 to 3e-4, after relu), as B's graphs of small leaves give: 1 case.
+    spec, last = graph_spec("bias", rng)
+    spec[0][1], spec[2][1] = small(rng, np.shape(spec[0][1])), small(rng, np.shape(spec[2][1]))
+    cases.append(graph_case("a bias broadcast over rows, inputs and bias of size 3e-9 to 3e-4, a matrix root", spec,
+                            [np.zeros(np.shape(entry[1])) if entry[0] == "leaf" else None for entry in spec]))
+    for kind in SECOND_BACKWARD:
+        spec, last = graph_spec(kind, rng)
+        spec.append(["total", [last]])
+        priors = [rng.normal(size=np.shape(entry[1])) if entry[0] == "leaf" else None for entry in spec]
+        name = next(name for name, k in GRAPHS.items() if k == kind)
+        cases.append(graph_case(f"{name}, a scalar root, backward called twice on it", spec, priors, repeat=2))
     return cases
 
 
@@ -418,10 +762,10 @@ def differences(f, arrays, h):
 def central(expression, arrays, h):
     """The central differences of the expression, computed here, entry by entry."""
     held = {name: np.array(value, dtype=np.float64) for name, value in arrays.items()}
-    return differences(lambda: float(eval(expression, {}, {"exp": np.exp, **held})), held.values(), h)
+    return differences(lambda: float(eval(expression, {}, {"exp": np.exp, "tanh": np.tanh, **held})), held.values(), h)
 
 
-def numeric_case(title, expression, arrays, h, layout="C"):
+def numeric_case(title, expression, arrays, h, layout="C", drawn=()):
     if h is None:
         twins = {name: t64(value) for name, value in arrays.items()}
         out = eval(expression, {}, {"exp": torch.exp, **twins})
@@ -446,7 +790,7 @@ def numeric_case(title, expression, arrays, h, layout="C"):
               for name, after in zip(names, answer["after"])))
 
     return Case("2", title, "numeric", {"expression": expression, "arrays": arrays, "h": h, "layout": layout},
-                judge)
+                judge, drawn=tuple(drawn))
 
 
 def cases_2_numeric(rng):
@@ -457,6 +801,27 @@ def cases_2_numeric(rng):
     for (name, (expression, shapes)), layout in zip(EXPRESSIONS.items(), LAYOUTS.values()):
         arrays = {key: rng.uniform(-0.3, 1.0, size=shape) for key, shape in shapes.items()}
         cases.append(numeric_case(name, expression, arrays, None, layout))
+    return cases + cases_2_numeric_boundaries(rng)
+
+
+# The contract's boundaries: arrays holding 0, ±1e-12, ±5e-324 and ±1e12 beside small entries of
+# both signs (3e-9 to 3e-4, as gradient checks of small parameters feed it; through tanh, so that f
+# stays of order 1 and its differences mean something at every entry), at h = 1e-4; and the step
+# at its own boundaries, 5e-324 (x ± h is x: every estimate 0, unless h is ignored), 1e-12 and 1,
+# each compared with the central differences computed here at that step. 4 cases.
+BOUNDED = "(tanh(A) * tanh(B)).sum()"
+STEP_BOUNDARIES = {5e-324: ("a subnormal positive value", "the low end 0"),
+                   1e-12: ("a tiny positive value", "just inside the low end 0"), 1.0: ("a large positive value",)}
+
+
+def cases_2_numeric_boundaries(rng):
+    A, labels = planted("numerical_grad", "arrays", rng, (3, 4), base=small(rng, (3, 4)))
+    cases = [numeric_case("sum(tanh(A) * tanh(B)), A holding 0, ±1e-12, ±5e-324 and ±1e12", BOUNDED,
+                          {"A": A, "B": rng.normal(size=(4,))}, 1e-4, drawn=labels)]
+    for h, names in STEP_BOUNDARIES.items():
+        arrays = {"A": rng.normal(size=(2, 3)), "B": rng.normal(size=(3,))}
+        cases.append(numeric_case("sum(tanh(A) * tanh(B))", BOUNDED, arrays, h,
+                                  drawn=labels_of("numerical_grad", "h", names)))
     return cases
 
 
@@ -482,33 +847,42 @@ BATCHING = {"12 examples in batches of 4": (12, 4), "10 examples in batches of 4
 STALE = {"fresh .grad": False, "stale .grad": True}
 
 
-def zero_case(title, datas, grads, unbounded):
+def zero_case(title, datas, grads, unbounded, drawn=(), nan_at=()):
     title = f"zero_grad on {title}"
 
     def judge(answer):
         return first_problem(
-            *(array_problem(g, np.zeros(np.shape(d)), f"{title}: parameter {i}'s .grad after zero_grad")
+            *(relative_problem(g, np.zeros(np.shape(d)), f"{title}: parameter {i}'s .grad after zero_grad (zeros "
+                               "exactly, of the parameter's shape)")
               for i, (g, d) in enumerate(zip(answer["grads"], datas))),
             *(unchanged(after, d, f"{title}: parameter {i}'s .data") for i, (after, d) in
               enumerate(zip(answer["datas"], datas))))
 
-    return Case("3", title, "zero", {"datas": datas, "grads": grads, "unbounded": unbounded}, judge)
+    return Case("3", title, "zero", {"datas": datas, "grads": grads, "unbounded": unbounded,
+                                     "nan_at": np.array(nan_at, dtype=np.int64).reshape(-1, 2)},
+                judge, drawn=tuple(drawn))
 
 
-def step_case(title, datas, grads, lr):
-    title = f"sgd_step on {title}, lr {number(lr)}"
+def step_case(title, datas, grads, lr, drawn=()):
+    """sgd_step, judged to the rounding of data - lr * grad itself (4 eps of its terms): a step of
+    lr 1e-12 moves data by 1e-12, which an absolute tolerance would not see."""
+    title = f"sgd_step on {title}, lr {number(lr)}{' (an int)' if isinstance(lr, int) else ''}"
+    wanted = [d - lr * g for d, g in zip(datas, grads)]
+    floors = [4 * EPS * (np.abs(d) + np.abs(lr * g)) for d, g in zip(datas, grads)]
 
     def judge(answer):
         return first_problem(
-            *(array_problem(after, d - lr * g, f"{title}: parameter {i}'s .data after the step (data - lr * grad)")
-              for i, (after, d, g) in enumerate(zip(answer["datas"], datas, grads))),
+            *(relative_problem(after, w, f"{title}: parameter {i}'s .data after the step (data - lr * grad)",
+                               rtol=0.0, floor=f)
+              for i, (after, w, f) in enumerate(zip(answer["datas"], wanted, floors))),
             *(unchanged(after, g, f"{title}: parameter {i}'s .grad") for i, (after, g) in
               enumerate(zip(answer["grads"], grads))),
-            *(array_problem(held, d - lr * g, f"{title}: the array parameter {i}'s .data held before the step "
-                            "(sgd_step updates it in place, so that whoever holds it sees the step)")
-              for i, (held, d, g) in enumerate(zip(answer["held"], datas, grads))))
+            *(relative_problem(held, w, f"{title}: the array parameter {i}'s .data held before the step "
+                               "(sgd_step updates it in place, so that whoever holds it sees the step)", rtol=0.0,
+                               floor=f)
+              for i, (held, w, f) in enumerate(zip(answer["held"], wanted, floors))))
 
-    return Case("3", title, "step", {"datas": datas, "grads": grads, "lr": lr}, judge)
+    return Case("3", title, "step", {"datas": datas, "grads": grads, "lr": lr}, judge, drawn=tuple(drawn))
 
 
 def torch_epoch(arrays, X, y, order, batch_size, lr):
@@ -527,9 +901,19 @@ def torch_epoch(arrays, X, y, order, batch_size, lr):
     return losses, [leaf.detach().numpy() for leaf in leaves]
 
 
-def epoch_case(title, arrays, stale, X, y, order, batch_size, lr):
+def epoch_case(title, arrays, stale, X, y, order, batch_size, lr, drawn=()):
+    """train_epoch against PyTorch, update by update; where lr is tiny, each parameter's move
+    (after - before) is judged too, to 1e-6 of its size beyond 64 eps of the parameter: a
+    move of 1e-12 must happen."""
     losses, params = torch_epoch(arrays, X, y, order, batch_size, lr)
     title = f"train_epoch with {title}, lr {number(lr)}"
+    tiny = lr < 1e-6
+
+    def moved(got, want, before, quantity):
+        if not tiny or as_numbers(got) is None or np.shape(got) != np.shape(want):
+            return None
+        return relative_problem(as_numbers(got) - before, want - before, quantity, rtol=1e-6,
+                                floor=64 * EPS * np.abs(before))
 
     def judge(answer):
         got = answer["losses"]
@@ -540,10 +924,13 @@ def epoch_case(title, arrays, stale, X, y, order, batch_size, lr):
             if problem:
                 return problem
         return first_problem(*(array_problem(g, w, f"{title}: parameter {i} after the epoch")
-                               for i, (g, w) in enumerate(zip(answer["params"], params))))
+                               for i, (g, w) in enumerate(zip(answer["params"], params))),
+                             *(moved(g, w, a, f"{title}: how far parameter {i} moved in the epoch (every batch "
+                                              "takes its step, however small lr is)")
+                               for i, (g, w, a) in enumerate(zip(answer["params"], params, arrays))))
 
     return Case("3", title, "epoch", {"arrays": arrays, "stale": stale, "X": X, "y": y, "order": order,
-                                      "batch_size": batch_size, "lr": lr}, judge)
+                                      "batch_size": batch_size, "lr": lr}, judge, drawn=tuple(drawn))
 
 
 def network_arrays(sizes, rng, bias=0.2):
@@ -568,16 +955,53 @@ def cases_3(rng):
         lr = float(rng.choice([0.3, 0.8]))
         cases.append(epoch_case(f"{model_name}, {batch_name}, {stale_name}", arrays, grads, X, y,
                                 rng.permutation(n).astype(np.int64), batch, lr))
+    return cases + cases_3_boundaries(rng)
+
+
+# The contracts' boundaries: zero_grad on .grad holding 0, ±1e-12, ±5e-324, ±1e12, ±inf and NaN
+# (and .data holding them too, to be left exactly as it was); sgd_step on parameters holding
+# 0, ±1e-12, ±5e-324 and ±1e12 at lr 0.1, at the step's boundaries 5e-324, 1e-12 and 1, and at
+# lr 2 given as an int; train_epoch at lr 5e-324, 1e-12 and 1 (one batch of 4 examples, then a
+# smaller one of 2, on the network with a ReLU layer). 1 + 5 + 3 = 9 cases.
+def cases_3_boundaries(rng):
+    finite = [name for name in VALUES["zero_grad", "params"].boundaries() if name != "nan"]
+    datas, first = zip(*(planted("zero_grad", "params", rng, shape, finite) for shape in ((3, 4), (2, 5))))
+    grads, second = zip(*(planted("zero_grad", "params", rng, shape) for shape in ((3, 4), (2, 5))))
+    # NaN goes in by the probe (nan_at): a case's arguments must compare equal to themselves.
+    nan_at = np.array([[k, i] for k, g in enumerate(grads) for i in np.flatnonzero(np.isnan(g))], dtype=np.int64)
+    grads = [np.nan_to_num(g, nan=0.0, posinf=np.inf, neginf=-np.inf) for g in grads]
+    cases = [zero_case("two parameters whose .data hold 0, ±1e-12, ±5e-324, ±1e12 and ±inf, and whose .grad hold "
+                       "these and NaN", list(datas), list(grads), False, sum(first + second, ()), nan_at)]
+    datas, first = zip(*(planted("sgd_step", "params", rng, shape) for shape in ((3, 4), (2, 4))))
+    grads, second = zip(*(planted("sgd_step", "params", rng, shape) for shape in ((3, 4), (2, 4))))
+    cases.append(step_case("two parameters whose .data and .grad hold 0, ±1e-12, ±5e-324 and ±1e12", list(datas),
+                           list(grads), 0.1, sum(first + second, ())))
+    shapes = PARAMETER_SETS["three parameters of different shapes"]
+    for lr, names in list(STEP_BOUNDARIES.items()) + [(2, ())]:
+        cases.append(step_case("three parameters of different shapes", [rng.normal(size=s) for s in shapes],
+                               [rng.normal(size=s) for s in shapes], lr, labels_of("sgd_step", "lr", names)))
+    sizes = MODELS["a network [3, 4, 2] with a ReLU layer"]
+    for lr, names in STEP_BOUNDARIES.items():
+        arrays = network_arrays(sizes, rng)
+        X, y = rng.normal(size=(6, sizes[0])), rng.integers(0, sizes[-1], size=6).astype(np.int64)
+        cases.append(epoch_case(f"a network {sizes} with a ReLU layer, 6 examples in batches of 4, fresh .grad",
+                                arrays, [np.zeros(np.shape(a)) for a in arrays], X, y,
+                                rng.permutation(6).astype(np.int64), 4, lr, labels_of("train_epoch", "lr", names)))
     return cases
 
 
 # ---------------------------------------------------------------- 4: the MLP and its two checkers
 # init_mlp: networks without a hidden layer, with one and with two, each from its own seed:
 # 3 cases (shapes, order [W1, b1, W2, b2, ...], He scale, zero biases, zero .grad).
-INIT_SIZES = {"[2, 3] (no hidden layer)": ([2, 3], 5), "[3, 5, 2]": ([3, 5, 2], 6), "[4, 6, 5, 3]": ([4, 6, 5, 3], 7)}
+# Then layers of width 1, where a bias of shape () or (1, 1) instead of (1,) and a weight squeezed
+# to a vector show: [1, 4, 1] and [3, 1, 2]. 5 cases.
+INIT_SIZES = {"[2, 3] (no hidden layer)": ([2, 3], 5), "[3, 5, 2]": ([3, 5, 2], 6), "[4, 6, 5, 3]": ([4, 6, 5, 3], 7),
+              "[1, 4, 1] (an input and an output of width 1)": ([1, 4, 1], 8),
+              "[3, 1, 2] (a hidden layer of width 1)": ([3, 1, 2], 9)}
 # mlp_forward: the same three depths, with biases away from zero, given X as an array or as a
 # Tensor (as_tensor passes it through, and its .grad then receives a gradient too); the logits,
-# then every parameter's gradient through cross_entropy: 3 x 2 = 6 cases.
+# then every parameter's gradient through cross_entropy: 3 x 2 = 6 cases; and X holding the
+# contract's boundaries, as an array and as a Tensor: 2 cases.
 # gradient_check: a correct network (with .grad fresh, or stale: it must clear it) at the default
 # step and at h = 1e-4 (a one-sided difference fails there): 4 cases. A network whose gradient is
 # wrong at one entry of its last, first or a middle parameter, on the spiral's inputs (gradients
@@ -624,10 +1048,12 @@ def init_case(title, sizes, seed):
         for name, p, w in zip(names, params, wanted):
             if p["kind"] != "Tensor":
                 return f"{title}: {name} must be a Tensor, got a {p['kind']}"
+            quantity = (f"{title}: {name} (order W1, b1, W2, ...; W ~ N(0, 2 / fan_in) of shape (fan_in, fan_out), "
+                        "drawn layer by layer; b zeros of shape (fan_out,), drawing nothing)")
             problem = first_problem(
-                array_problem(p["data"], w, f"{title}: {name} (order W1, b1, W2, ...; W ~ N(0, 2 / fan_in) of shape "
-                              "(fan_in, fan_out), drawn layer by layer; b zero)", atol=1e-12, rtol=1e-12),
-                array_problem(p["grad"], np.zeros(w.shape), f"{title}: {name}.grad"))
+                array_problem(p["data"], w, quantity, atol=1e-12, rtol=1e-12) if name[0] == "W" else
+                relative_problem(p["data"], w, quantity),
+                relative_problem(p["grad"], np.zeros(w.shape), f"{title}: {name}.grad (zeros exactly)"))
             if problem:
                 return problem
         return None
@@ -654,21 +1080,27 @@ def torch_network(arrays, X, y, no_relu=False, bend=None, input_grad=False):
     return h.detach().numpy(), loss.item(), [g.numpy() for g in grads]
 
 
-def forward_case(title, arrays, X, y, tensor_input):
+def forward_case(title, arrays, X, y, tensor_input, drawn=()):
+    """mlp_forward against PyTorch; each quantity within 1e-9 of its largest entry (X may hold
+    1e12 next to 5e-324)."""
     logits, _, grads = torch_network(arrays, X, y, input_grad=tensor_input)
     title = f"mlp_forward for {title} on {len(X)} examples, {'X a Tensor' if tensor_input else 'X an array'}"
+
+    def compare(got, want, quantity):
+        return array_problem(got, want, quantity, atol=1e-9 * max(1.0, float(np.max(np.abs(want)))))
 
     def judge(answer):
         if answer["kind"] != "Tensor":
             return f"{title}: expected the logits as a Tensor, got a {answer['kind']}"
         return first_problem(
-            array_problem(answer["data"], logits, f"{title}: the logits (relu after every layer but the last)"),
-            *(array_problem(g, w, f"{title}: the gradient of parameter {i} after cross_entropy(...).backward()")
+            compare(answer["data"], logits, f"{title}: the logits (relu after every layer but the last)"),
+            *(compare(g, w, f"{title}: the gradient of parameter {i} after cross_entropy(...).backward()")
               for i, (g, w) in enumerate(zip(answer["grads"], grads))),
-            tensor_input and array_problem(answer["input_grad"], grads[-1], f"{title}: X.grad after cross_entropy"
-                                           "(...).backward() (as_tensor(X) keeps a Tensor X in the graph)"))
+            tensor_input and compare(answer["input_grad"], grads[-1], f"{title}: X.grad after cross_entropy"
+                                     "(...).backward() (as_tensor(X) keeps a Tensor X in the graph)"))
 
-    return Case("4", title, "forward_pass", {"arrays": arrays, "X": X, "y": y, "tensor_input": tensor_input}, judge)
+    return Case("4", title, "forward_pass", {"arrays": arrays, "X": X, "y": y, "tensor_input": tensor_input}, judge,
+                drawn=tuple(drawn))
 
 
 def bent(p, centre, width, depth):
@@ -714,9 +1146,12 @@ def worst_error(arrays, X, y, bend, h=None):
     return max(float(np.max(np.abs(t - e) / np.maximum(1.0, np.abs(e)))) for t, e in zip(numeric, engine))
 
 
-def check_case(title, arrays, stale, X, y, h, bend, faulty=False):
+def check_case(title, arrays, stale, X, y, h, bend, faulty=False, differenced=None):
+    """gradient_check on a _Bent network; `differenced`: the step of the central differences the
+    expected worst error is computed with when the checker runs at its default (a deep bend's
+    curvature puts the exact slope beyond the judge's tolerance of what a difference gives)."""
     title = f"gradient_check on {title}" + (f", h = {number(h)}" if faulty and h else "")
-    worst = worst_error(arrays, X, y, bend, h if faulty else None)
+    worst = worst_error(arrays, X, y, bend, (h or differenced) if faulty else None)
 
     def judge(answer):
         result = answer["result"]
@@ -820,6 +1255,12 @@ def cases_4(rng):
         X, y = spiral_points(3, rng)
         X = np.column_stack([X, rng.normal(size=(len(X), sizes[0] - 2))]) if sizes[0] > 2 else X
         cases.append(forward_case(name, network_arrays(sizes, rng), X, y, tensor_input))
+    # X holding the contract's boundaries (0, ±1e-12, ±5e-324, ±1e12), as an array and as a Tensor.
+    for tensor_input in INPUT_KINDS.values():
+        X, labels = planted("mlp_forward", "X", rng, (9, 3))
+        y = rng.integers(0, 3, size=9).astype(np.int64)
+        cases.append(forward_case("[3, 4, 3], X holding 0, ±1e-12, ±5e-324 and ±1e12", network_arrays([3, 4, 3], rng),
+                                  X, y, tensor_input, labels))
     X, y = spiral_points(3, rng)
     sizes = [2, 5, 3]
     for (stale_name, stale), (step_name, h) in product(CHECK_STALE.items(), CHECK_STEPS.items()):
@@ -835,6 +1276,12 @@ def cases_4(rng):
     arrays, bend = large_fault(sizes, X * 40.0, y, rng, 0)
     cases.append(check_case(f"a network {sizes} whose backward pass is wrong at one entry of its first parameter, on "
                             "inputs 40 times as large", arrays, zeros, X * 40.0, y, 1e-4, bend, faulty=True))
+    # A fault 1000 times the gradient (the bend 500 times as deep): the worst error is about 1000,
+    # and a checker that caps or clips what it returns shows. 1 case.
+    arrays, (centre, width, _) = large_fault(sizes, X * 40.0, y, rng, 2)
+    cases.append(check_case(f"a network {sizes} whose backward pass is wrong at one entry of a middle parameter by "
+                            "a factor of 1000, on inputs 40 times as large", arrays, zeros, X * 40.0, y, None,
+                            (centre, width, 1000.0), faulty=True, differenced=1e-6))
     cases.append(mlp_check_case([2, 4, 3], 8, X, y))
     return cases
 
@@ -903,7 +1350,11 @@ ADAM_HISTORIES = {"one state for every step": [0, 0, 0, 0, 0],
 ADAM_HISTORY_SETTING = "lr 0.02, betas (0.8, 0.95), eps 1e-6"
 
 
-def adam_case(title, datas, grads, lr, betas, eps, history):
+def adam_case(title, datas, grads, lr, betas, eps, history, drawn=(), defaults=False):
+    """adam_step against torch.optim.Adam, step by step; with `defaults`, betas and eps are left
+    out of the call (PyTorch's defaults are what the notebook's signature gives). Where lr is
+    tiny, how far each parameter moved is judged too, to 1e-6 of the move beyond 64 eps of the
+    parameter: a move of 1e-12 per step must happen."""
     leaves = [t64(d) for d in datas]
     optimisers = {}  # torch.optim.Adam keeps its state per optimiser, as adam_step keeps it per dict
     trail = []
@@ -919,6 +1370,15 @@ def adam_case(title, datas, grads, lr, betas, eps, history):
                                                 "shares them with another: keep the moments and the step count in "
                                                 "`state`, not on the Tensors")
 
+    if defaults:
+        title += ", betas and eps left at their defaults"
+
+    def moved(got, want, before, quantity):
+        if lr >= 1e-6 or as_numbers(got) is None or np.shape(got) != np.shape(want):
+            return None
+        return relative_problem(as_numbers(got) - before, want - before, quantity, rtol=1e-6,
+                                floor=64 * EPS * np.abs(before))
+
     def judge(answer):
         if not isinstance(answer, list) or len(answer) != len(trail):
             return f"{title}: the probe expected {len(trail)} steps, got {describe(answer)}"
@@ -926,6 +1386,9 @@ def adam_case(title, datas, grads, lr, betas, eps, history):
             problem = first_problem(
                 *(array_problem(d, w, f"{title}: parameter {i} after step {step} of {len(trail)} (torch.optim.Adam "
                                 "on the same gradients)") for i, (d, w) in enumerate(zip(got["datas"], want))),
+                *(moved(d, w, before, f"{title}: how far parameter {i} moved by step {step} (every step moves it "
+                        "by about lr, however small lr is)") for i, (d, w, before) in
+                  enumerate(zip(got["datas"], want, datas))),
                 *(unchanged(g, s, f"{title}: parameter {i}'s .grad after step {step}")
                   for i, (g, s) in enumerate(zip(got["grads"], sent))))
             if problem:
@@ -933,7 +1396,7 @@ def adam_case(title, datas, grads, lr, betas, eps, history):
         return None
 
     return Case("A", title, "adam", {"datas": datas, "grads": grads, "lr": lr, "betas": list(betas), "eps": eps,
-                                     "history": history}, judge)
+                                     "history": history, "defaults": defaults}, judge, drawn=tuple(drawn))
 
 
 def cases_a(rng):
@@ -948,6 +1411,18 @@ def cases_a(rng):
         grads[1][0] = grads[1][0] * (np.arange(np.size(grads[1][0])).reshape(np.shape(grads[1][0])) != 0)
         cases.append(adam_case(f"{setting} on {name}{told}", [rng.normal(size=shape) for shape in shapes], grads,
                                lr, betas, eps, history))
+    # The step's boundaries (lr 5e-324, 1e-12 and 1) and a call that leaves betas and eps to their
+    # defaults, each on a (2, 3) matrix and a (3,) vector with PyTorch's betas and eps: 4 cases.
+    # The defaults' call has gradients of size 1e-8, as large as the default eps, so that every
+    # default shows in the step.
+    shapes = ADAM_PARAMETERS["a (2, 3) matrix and a (3,) vector"]
+    for lr, names, defaults in [(lr, names, False) for lr, names in STEP_BOUNDARIES.items()] + [(0.01, (), True)]:
+        scale = 1e-8 if defaults else 1.0
+        grads = [[scale * rng.normal(size=shape) for shape in shapes] for _ in range(ADAM_STEPS)]
+        cases.append(adam_case(f"lr {number(lr)}, betas (0.9, 0.999), eps 1e-8 on a (2, 3) matrix and a (3,) vector"
+                               + (", gradients of size 1e-8" if defaults else ""),
+                               [rng.normal(size=shape) for shape in shapes], grads, lr, (0.9, 0.999), 1e-8,
+                               [0] * ADAM_STEPS, labels_of("adam_step", "lr", names), defaults))
     return cases
 
 
@@ -1034,43 +1509,61 @@ def cases_b(rng):
 # Functions that use every dual rule (product, matrix product on either side, exp, log) and the
 # derived tanh and mean, on inputs of 1, 2 and 3 dimensions, plus two whose output does not
 # depend on the input: one computed from it (a Dual comes back), and one that ignores it and
-# returns a plain array of another shape than x's (its tangent is zero, of the output's shape);
-# each asked for a JVP along a random direction and for its Jacobian: 7 x 2 = 14 cases.
+# returns a plain array of another shape than x's (its tangent is zero, of the output's shape),
+# or a plain number (a 0-d tangent); each asked for a JVP along a random direction and for its
+# Jacobian: 8 x 2 = 16 cases.
 FORWARD = {"a product with a constant, summed over axis 0": ("(x * x * C).sum(axis=0)", (3, 2), {"C": (3, 2)}),
            "a matrix product with the input on the right": ("W @ x", (3, 2), {"W": (4, 3)}),
            "exp of a matrix product with the input on the left": ("(x @ W).exp()", (2, 3), {"W": (3, 2)}),
            "the log of a positive function": ("(x * x + 1.0).log().sum()", (2, 2, 2), {}),
            "tanh, then the mean": ("(x * V - 0.5).tanh().mean()", (5,), {"V": (5,)}),
            "an output that does not depend on the input": ("x * 0.0 + C", (2,), {"C": (3, 2)}),
-           "a constant array that ignores the input, no Dual coming back": ("C", (2,), {"C": (2, 3)})}
+           "a constant array that ignores the input, no Dual coming back": ("C", (2,), {"C": (2, 3)}),
+           "a plain number that ignores the input, no Dual coming back": ("2.5", (3,), {})}
 
 
 def torch_function(expression, constants):
     return lambda x: eval(expression, {}, {"x": x, **{k: torch.tensor(v) for k, v in constants.items()}})
 
 
-def tangent_case(title, expression, x, constants, u):
-    value, slope = (t.numpy() for t in torch.func.jvp(torch_function(expression, constants), (torch.tensor(x),),
-                                                       (torch.tensor(u),)))
+def ignoring(expression, x, constants):
+    """(value, tangent) of a function that ignores its input (no x in its text): what it returns,
+    as an array, and zeros of that shape. torch.func.jvp wants Tensors back, not a plain number."""
+    value = np.asarray(eval(expression, {}, dict(constants)), dtype=np.float64)
+    return value, np.zeros(value.shape)
+
+
+def tangent_case(title, expression, x, constants, u, drawn=(), relative=False):
+    if re.search(r"\bx\b", expression):
+        value, slope = (t.numpy() for t in torch.func.jvp(torch_function(expression, constants), (torch.tensor(x),),
+                                                           (torch.tensor(u),)))
+    else:
+        value, slope = ignoring(expression, x, constants)
     setting = f"jvp of f(x) = {expression} ({title}) at x of shape {shape_text(x.shape)}"
+    compare = relative_problem if relative else array_problem
 
     def judge(answer):
-        return first_problem(array_problem(answer["value"], value, f"{setting}: the value f(x)"),
-                             array_problem(answer["tangent"], slope, f"{setting}: the tangent along u "
-                                           "(torch.func.jvp)"))
+        return first_problem(compare(answer["value"], value, f"{setting}: the value f(x)"),
+                             compare(answer["tangent"], slope, f"{setting}: the tangent along u (torch.func.jvp)"))
 
-    return Case("C", setting, "tangent", {"expression": expression, "x": x, "constants": constants, "u": u}, judge)
+    return Case("C", setting, "tangent", {"expression": expression, "x": x, "constants": constants, "u": u}, judge,
+                drawn=tuple(drawn))
 
 
-def jacobian_case(title, expression, x, constants):
-    want = torch.func.jacfwd(torch_function(expression, constants))(torch.tensor(x)).numpy()
+def jacobian_case(title, expression, x, constants, drawn=(), relative=False):
+    if re.search(r"\bx\b", expression):
+        want = torch.func.jacfwd(torch_function(expression, constants))(torch.tensor(x)).numpy()
+    else:
+        want = np.zeros(ignoring(expression, x, constants)[0].shape + x.shape)
     setting = f"jacobian_fwd of f(x) = {expression} ({title}) at x of shape {shape_text(x.shape)}"
+    compare = relative_problem if relative else array_problem
 
     def judge(answer):
-        return array_problem(answer["jacobian"], want, f"{setting}: the Jacobian, of shape f(x).shape + x.shape "
-                             "(torch.func.jacfwd)")
+        return compare(answer["jacobian"], want, f"{setting}: the Jacobian, of shape f(x).shape + x.shape "
+                       "(torch.func.jacfwd)")
 
-    return Case("C", setting, "jacobian", {"expression": expression, "x": x, "constants": constants}, judge)
+    return Case("C", setting, "jacobian", {"expression": expression, "x": x, "constants": constants}, judge,
+                drawn=tuple(drawn))
 
 
 # Forward mode is the method C teaches, so two cases only it can finish: a JVP of a function of
@@ -1130,6 +1623,30 @@ def method_jacobian_case(expression, shapes, seed):
     return Case("C", setting, "jacobian_drawn", {"expression": expression, "seed": seed, "shapes": shapes}, judge)
 
 
+# The dual rules at the contracts' boundaries, judged entry by entry (a tangent of 1e-300 is not
+# 0): exp on a (4, 4) x from 500 to 709.78 and from -700 to -30 holding 709.78, -1e12, 0,
+# ±1e-12 and ±5e-324; log on x from 1e-13 to 1e12 holding 5e-324, 1e-12 and 1e12; and
+# x * x * C with x, C and the direction u each holding 0, ±1e-12, ±5e-324 and ±1e12, as a JVP
+# and as a Jacobian. 4 cases.
+def cases_c_boundaries(rng):
+    base = np.where(rng.random(16) < 0.5, rng.uniform(500.0, 709.78, 16), rng.uniform(-700.0, -30.0, 16))
+    x, labels = planted("dual_exp", "a", rng, (4, 4), base=base.reshape(4, 4))
+    cases = [tangent_case("exp at its large inputs and far tail", "x.exp()", x, {}, rng.uniform(-1, 1, (4, 4)),
+                          labels, relative=True)]
+    x, labels = planted("dual_log", "a", rng, (3, 3), base=10.0 ** rng.uniform(-13, 12, (3, 3)))
+    cases.append(tangent_case("log from 1e-13 to 1e12", "x.log()", x, {}, rng.normal(size=(3, 3)), labels,
+                              relative=True))
+    x, first = planted("jvp", "x", rng, (3, 4))
+    C, second = planted("dual_multiply", "b", rng, (3, 4))
+    u, third = planted("jvp", "u", rng, (3, 4))
+    cases.append(tangent_case("x, C and u holding 0, ±1e-12, ±5e-324 and ±1e12", "x * x * C", x, {"C": C}, u,
+                              first + labels_of("dual_multiply", "a") + second + third, relative=True))
+    x, labels = planted("jacobian_fwd", "x", rng, (2, 4))
+    cases.append(jacobian_case("x holding 0, ±1e-12, ±5e-324 and ±1e12", "x * x * C", x,
+                               {"C": rng.normal(size=(2, 4))}, labels, relative=True))
+    return cases
+
+
 def cases_c(rng):
     cases = []
     for title, (expression, shape, shapes) in FORWARD.items():
@@ -1137,6 +1654,7 @@ def cases_c(rng):
         x = rng.normal(size=shape)
         cases.append(tangent_case(title, expression, x, constants, rng.normal(size=shape)))
         cases.append(jacobian_case(title, expression, x, constants))
+    cases += cases_c_boundaries(rng)
     (jvp_expression, jvp_shapes), (jacobian_expression, jacobian_shapes) = METHOD_FORWARD.values()
     return cases + [method_tangent_case(jvp_expression, jvp_shapes, int(rng.integers(2**31))),
                     method_jacobian_case(jacobian_expression, jacobian_shapes, int(rng.integers(2**31)))]
@@ -1147,10 +1665,11 @@ def cases_c(rng):
 # through the transpose, log of a row sum kept with keepdims) of row vectors and of a matrix, and
 # one whose broadcast operands are made from x itself (its row sums in a product, its total in a
 # sum), so that the summed contributions to them and the sums' incoming gradients depend on x
-# (with a constant operand, such a contribution is never differentiated again); for each, grad
-# with and without create_graph (and a Tensor it does not use), hvp along a random direction (a
-# failure is diagnosed with central differences of the student's own grad), and a Newton step:
-# 6 x 3 = 18 cases.
+# (with a constant operand, such a contribution is never differentiated again), and one with an
+# interior node used twice (h * h: a walk that lists it twice adds its contributions twice); for
+# each, grad with and without create_graph (and a Tensor it does not use), hvp along a random
+# direction (a failure is diagnosed with central differences of the student's own grad), and a
+# Newton step: 7 x 3 = 21 cases.
 SECOND_ORDER = {
     "softplus of a product plus a square": ("((x @ W).exp() + 1.0).log().sum() + (x * x).sum()", (1, 4),
                                             {"W": (4, 3)}),
@@ -1161,6 +1680,8 @@ SECOND_ORDER = {
         "((x * x).sum(axis=1, keepdims=True) + 1.0).log().sum() + (x @ W).exp().mean()", (2, 2), {"W": (2, 3)}),
     "broadcast operands made from x, its row sums and its total": (
         "(x * x.sum(axis=1, keepdims=True) + x.sum()).tanh().sum() + (x * x).sum() * 3.0", (2, 3), {}),
+    "one interior node used twice (h * h with h = tanh(x @ W))": (
+        "((h := (x @ W).tanh()) * h).sum() + (x * x).sum()", (1, 3), {"W": (3, 4)}),
 }
 
 
@@ -1178,7 +1699,8 @@ def gradient_case(title, expression, x, constants):
         if answer.get("kind") != "list":
             return f"{setting}: expected a list of Tensors, got a {answer.get('kind')}"
         for create in ("False", "True"):
-            got, where = answer[create], f"{setting}, create_graph={create}"
+            got = answer[create]
+            where = f"{setting}, " + ("create_graph=True" if create == "True" else "create_graph left at its default")
             if len(got["datas"]) != 2:
                 return f"{where}: expected 2 gradients, one per Tensor of xs, got {len(got['datas'])}"
             problem = first_problem(
@@ -1202,7 +1724,7 @@ def gradient_case(title, expression, x, constants):
 HVP_STEP = 1e-5
 
 
-def hvp_case(title, expression, x, constants, v):
+def hvp_case(title, expression, x, constants, v, drawn=()):
     _, want = torch.autograd.functional.hvp(torch_function(expression, constants), torch.tensor(x), torch.tensor(v))
     setting = f"hvp of f(x) = {expression} ({title}) at x of shape {shape_text(x.shape)}"
 
@@ -1221,7 +1743,7 @@ def hvp_case(title, expression, x, constants, v):
                 "fix the gradient first")
 
     return Case("D", setting, "curvature", {"expression": expression, "x": x, "constants": constants, "v": v,
-                                            "h": HVP_STEP}, judge)
+                                            "h": HVP_STEP}, judge, drawn=tuple(drawn))
 
 
 def newton_case(title, expression, x, constants):
@@ -1255,10 +1777,12 @@ VJP_NODES = {"+ with a broadcast row": ("a + b", {"a": (2, 3), "b": (3,)}),
              "exp": ("a.exp()", {"a": (2, 2)}), "log": ("a.log()", {"a": (2, 3)}), "relu": ("a.relu()", {"a": (3, 3)})}
 
 
-def vjp_case(title, expression, leaves, rng):
+def vjp_case(title, expression, leaves, rng, g=None, drawn=(), relative=False):
+    """vjp_tensor on one node against PyTorch. Where `relative`, each contribution is judged entry
+    by entry to 1e-9 of its own size, and the second-order gradients to 1e-9 of their largest."""
     torch_leaves = {name: t64(value) for name, value in leaves.items()}
     node = eval(expression, {}, dict(torch_leaves))
-    g = t64(rng.normal(size=tuple(node.shape)))
+    g = t64(rng.normal(size=tuple(node.shape)) if g is None else g)
     parts = torch.autograd.grad(node, list(torch_leaves.values()), g, create_graph=True)
     weights = [rng.normal(size=tuple(part.shape)) for part in parts]
     total = sum((part * t64(w, grad=False)).sum() for part, w in zip(parts, weights))
@@ -1270,19 +1794,28 @@ def vjp_case(title, expression, leaves, rng):
     names = list(leaves)
     setting = f"vjp_tensor on a {title} node, {expression}, with a random g"
 
+    def first_order(got, want, quantity):
+        return relative_problem(got, want, quantity) if relative else array_problem(got, want, quantity)
+
+    def second_order(got, want, quantity):
+        if not relative:
+            return array_problem(got, want, quantity)
+        return array_problem(got, want, quantity, atol=1e-9 * max(1.0, float(np.max(np.abs(want)))))
+
     def judge(answer):
         if answer["kind"] != "list":
             return f"{setting}: expected a list of Tensors, one per parent, got a {answer['kind']}"
         if len(answer["datas"]) != len(wanted):
             return f"{setting}: expected {plural(len(wanted), 'contribution')}, one per parent, got {len(answer['datas'])}"
         return first_problem(
-            *(array_problem(d, w, f"{setting}: the contribution to {n}") for d, w, n in zip(answer["datas"], wanted, names)),
-            *(array_problem(got, want, f"{setting}: the gradient of a weighted sum of the contributions with respect "
-                            f"to {n} (build them from Tensor operations of g, the node and its parents)")
+            *(first_order(d, w, f"{setting}: the contribution to {n}")
+              for d, w, n in zip(answer["datas"], wanted, names)),
+            *(second_order(got, want, f"{setting}: the gradient of a weighted sum of the contributions with respect "
+                           f"to {n} (build them from Tensor operations of g, the node and its parents)")
               for got, want, n in zip([*answer["grads"], answer["g_grad"]], seconds, [*names, "g"])))
 
     return Case("D", setting, "contributions", {"expression": expression, "leaves": leaves, "g": g.detach().numpy(),
-                                                "weights": weights}, judge)
+                                                "weights": weights}, judge, drawn=tuple(drawn))
 
 
 def cases_d(rng):
@@ -1298,6 +1831,63 @@ def cases_d(rng):
         if expression == "a.log()":
             leaves["a"] = np.abs(leaves["a"]) + 0.2
         cases.append(vjp_case(title, expression, leaves, rng))
+    # A Newton step far from 0, on the cubic at x of size 1000 to 2000 (the step lands beyond 500,
+    # where a clipped answer shows), and vjp_tensor asked about a sum it has no rule for: 2 cases.
+    expression, shape, shapes = SECOND_ORDER["a cubic"]
+    constants = {name: np.abs(rng.normal(size=size)) + 0.5 for name, size in shapes.items()}
+    cases.append(newton_case("a cubic, far from 0", expression, rng.uniform(1000.0, 2000.0, size=shape), constants))
+    cases.append(refused_case(rng))
+    return cases + cases_d_boundaries(rng)
+
+
+def refused_case(rng):
+    """vjp_tensor on a sum over one axis without keepdims, which the notebook tells it to refuse
+    with ValueError rather than return something."""
+    setting = "vjp_tensor on a sum over axis 0 without keepdims, a.sum(axis=0) with a of shape (2, 3)"
+
+    def judge(answer):
+        if answer["kind"] != "ValueError":
+            return (f"{setting}: expected ValueError (vjp_tensor handles sums over everything or with keepdims=True "
+                    f"and raises ValueError for any other), got {answer['kind']}")
+        return None
+
+    return Case("D", setting, "refused", {"expression": "a.sum(axis=0)", "leaves": {"a": rng.normal(size=(2, 3))},
+                                          "g": rng.normal(size=(3,))}, judge)
+
+
+# vjp_tensor where its primitives' domains have their edges (the inputs 1a is judged on too): a
+# log node on inputs from 1e-13 to 1e-9, an exp node on inputs from 500 to 690, a relu node on
+# tiny values of both signs and zeros; and g holding the contract's boundaries (0, ±1e-12,
+# ±5e-324, ±1e12) on a * node and an exp node. hvp with v holding them, over two functions of
+# six and three entries. grad's create_graph is left at its default in every gradient case
+# above. 7 cases.
+def cases_d_boundaries(rng):
+    cases = []
+    for title, expression, a in (
+            ("log on inputs from 1e-13 to 1e-9", "a.log()", 10.0 ** rng.uniform(-13, -9, (2, 3))),
+            ("exp on inputs from 500 to 690", "a.exp()", rng.uniform(500.0, 690.0, (2, 3))),
+            ("relu on tiny values of both signs and zeros", "a.relu()",
+             np.array([[0.0, -0.0, 1e-300], [-1e-300, 1e-12, -1e-12]]))):
+        cases.append(vjp_case(title, expression, {"a": a}, rng, relative=True))
+    names = list(VALUES["vjp_tensor", "g"].boundaries())
+    for title, expression, leaves, chosen in (
+            ("* of two (2, 4) tensors", "a * b", {"a": rng.normal(size=(2, 4)), "b": rng.normal(size=(2, 4))},
+             names),
+            ("exp", "a.exp()", {"a": rng.normal(size=(2, 4))}, names)):
+        g, labels = planted("vjp_tensor", "g", rng, (2, 4), chosen)
+        cases.append(vjp_case(f"{title}, g holding 0, ±1e-12, ±5e-324 and ±1e12", expression, leaves, rng, g, labels,
+                              relative=True))
+    # The probe also differences the student's grad at x ± 1e-5 v to tell a failure's halves apart:
+    # the large entries go to the cubic, which stays finite there (a function with exp would feed
+    # inf to the primitives), the rest to a function of six entries.
+    names = list(VALUES["hvp", "v"].boundaries())
+    for title, part in (("broadcast operands made from x, its row sums and its total", names[:5]),
+                        ("a cubic", names[5:])):
+        expression, shape, shapes = SECOND_ORDER[title]
+        constants = {name: rng.normal(size=size) for name, size in shapes.items()}
+        v, labels = planted("hvp", "v", rng, shape, part)
+        cases.append(hvp_case(f"{title}, v holding {', '.join(part)}", expression, 0.5 * rng.normal(size=shape),
+                              constants, v, labels))
     return cases
 
 
@@ -1315,7 +1905,10 @@ CONV_SHAPES = {"one channel in and out, a 3 x 3 filter": ((2, 1, 5, 5), (1, 1, 3
 CONV_STEPS = {"stride 1, padding 0": (1, 0), "stride 2, padding 1": (2, 1), "stride 3, padding 2": (3, 2)}
 
 
-def conv_case(title, arrays, stride, padding, rng):
+def conv_case(title, arrays, stride, padding, rng, drawn=(), defaults=False):
+    """conv2d against F.conv2d; with `defaults`, stride and padding are left out of the call (1
+    and 0). Where `drawn` (x holding 1e12 beside 5e-324), each quantity is judged within 1e-9 of
+    its largest entry."""
     twins = [t64(array) for array in arrays]
     out = F.conv2d(*twins, stride=stride, padding=padding)
     upstream = rng.normal(size=tuple(out.shape))
@@ -1323,7 +1916,12 @@ def conv_case(title, arrays, stride, padding, rng):
     grads = [g.numpy() for g in torch.autograd.grad(out, twins, t64(upstream, grad=False))]
     wanted = [p + g for p, g in zip(priors, grads)]
     setting = (f"conv2d with {title}: x {shape_text(arrays[0].shape)}, w {shape_text(arrays[1].shape)}, "
-               f"b {shape_text(arrays[2].shape)}, stride {stride}, padding {padding}")
+               f"b {shape_text(arrays[2].shape)}, " + ("stride and padding left at their defaults" if defaults else
+                                                       f"stride {stride}, padding {padding}"))
+
+    def array_problem(got, want, quantity):
+        atol = 1e-9 * max(1.0, float(np.max(np.abs(want)))) if drawn else 1e-9
+        return vocabulary_array_problem(got, want, quantity, atol=atol)
 
     def judge(answer):
         if answer["kind"] != "Tensor":
@@ -1344,14 +1942,24 @@ def conv_case(title, arrays, stride, padding, rng):
             *(unchanged(after, a, f"{setting}: {n}.data") for n, after, a in zip("xwb", answer["data_after"], arrays)))
 
     return Case("E", setting, "convolution", {"x": arrays[0], "w": arrays[1], "b": arrays[2], "stride": stride,
-                                              "padding": padding, "priors": priors, "upstream": upstream}, judge)
+                                              "padding": padding, "priors": priors, "upstream": upstream,
+                                              "defaults": defaults}, judge, drawn=tuple(drawn))
 
 
 def cases_e(rng):
-    return [conv_case(f"{shape_name}, {step_name}", [rng.normal(size=x), rng.normal(size=w), rng.normal(size=w[0])],
-                      stride, padding, rng)
-            for (shape_name, (x, w)), (step_name, (stride, padding))
-            in product(CONV_SHAPES.items(), CONV_STEPS.items())]
+    cases = [conv_case(f"{shape_name}, {step_name}", [rng.normal(size=x), rng.normal(size=w), rng.normal(size=w[0])],
+                       stride, padding, rng)
+             for (shape_name, (x, w)), (step_name, (stride, padding))
+             in product(CONV_SHAPES.items(), CONV_STEPS.items())]
+    # x holding the contract's boundaries (0, ±1e-12, ±5e-324, ±1e12) at stride 2 and padding 1,
+    # and a call that leaves stride and padding to their defaults: 2 cases.
+    x, labels = planted("conv2d", "x", rng, (1, 2, 4, 4))
+    cases.append(conv_case("x holding 0, ±1e-12, ±5e-324 and ±1e12, 2 channels to 3", [x, rng.normal(size=(3, 2, 2, 2)),
+                           rng.normal(size=3)], 2, 1, rng, labels))
+    x, w = CONV_SHAPES["3 channels to 2, a batch of one"]
+    cases.append(conv_case("3 channels to 2, a batch of one", [rng.normal(size=x), rng.normal(size=w),
+                                                               rng.normal(size=w[0])], 1, 0, rng, defaults=True))
+    return cases
 
 
 # ---------------------------------------------------------------- F: to_dot, parsed back

@@ -110,11 +110,11 @@ def _rule(node, parents, op, calls, index):
     return rule
 
 
-def graph(spec, priors):
+def graph(spec, priors, repeat=1):
     """Build the graph `spec` ([op, parent indices, extra] per node, leaves first as
-    ["leaf", array]) with this file's backward rules, give every leaf the .grad in `priors`,
-    and run the student's backward on the last node. Every node's .grad afterwards, the rules
-    that ran (by node index), and every node's data."""
+    ["leaf", array]) with this file's backward rules, give every node the .grad in `priors`
+    (None: left as made), and run the student's backward on the last node `repeat` times. Every
+    node's .grad afterwards, the rules that ran (by node index), and every node's data."""
     calls, nodes = [], []
     for index, (op, *rest) in enumerate(spec):
         if op == "leaf":
@@ -143,7 +143,8 @@ def graph(spec, priors):
     for made, prior in zip(nodes, priors):
         if prior is not None:
             made.grad = _np.array(prior, dtype=_np.float64)
-    backward(nodes[-1])
+    for _ in range(repeat):
+        backward(nodes[-1])
     return {"grads": [_snap(n.grad) for n in nodes], "calls": calls, "data_after": [_snap(n.data) for n in nodes]}
 
 
@@ -183,14 +184,17 @@ def numeric(expression, arrays, h, layout):
 
 
 # ---------------------------------------------------------------- 3: the training loop
-def zero(datas, grads, unbounded):
+def zero(datas, grads, unbounded, nan_at=()):
     """zero_grad on Tensors holding `datas` with .grad = `grads`, whose first entry is inf and last
-    NaN when `unbounded` (a 0-d .grad, both first and last, NaN)."""
+    NaN when `unbounded` (a 0-d .grad, both first and last, NaN), and NaN at each [parameter,
+    flat index] of `nan_at`."""
     params = [Tensor(d) for d in datas]
     for p, g in zip(params, grads):
         p.grad = _np.array(g, dtype=_np.float64)
         if unbounded:
             p.grad.flat[0], p.grad.flat[-1] = _np.inf, _np.nan
+    for k, i in nan_at:
+        params[int(k)].grad.flat[int(i)] = _np.nan
     zero_grad(params)
     return {"grads": [_snap(p.grad) for p in params], "datas": [_snap(p.data) for p in params]}
 
@@ -359,10 +363,11 @@ def witnessed(arrays, stale, X, y, no_relu, scaled, factor):
 
 
 # ---------------------------------------------------------------- A: adam_step
-def adam(datas, grads, lr, betas, eps, history):
+def adam(datas, grads, lr, betas, eps, history, defaults=False):
     """adam_step on Tensors holding `datas`, once per entry of `grads` (the gradients of every
     parameter at that step), given at each step the state dict `history` names (a number not
-    seen before: a new, empty dict): the data and .grad of every parameter after each step."""
+    seen before: a new, empty dict), with betas and eps left out when `defaults`: the data and
+    .grad of every parameter after each step."""
     params = [Tensor(d) for d in datas]
     states, trail = {}, []
     for step_grads, which in zip(grads, history):
@@ -370,7 +375,10 @@ def adam(datas, grads, lr, betas, eps, history):
             p.grad = _np.array(g, dtype=_np.float64)
         if which not in states:  # made in the submission's process, so that adam_step's writes stay in it
             states[which] = _made("dict")
-        adam_step(params, states[which], lr, tuple(betas), eps)
+        if defaults:  # betas and eps left out: the call relies on the signature's defaults
+            adam_step(params, states[which], lr)
+        else:
+            adam_step(params, states[which], lr, tuple(betas), eps)
         trail.append({"datas": [_snap(p.data) for p in params], "grads": [_snap(p.grad) for p in params]})
     return trail
 
@@ -502,14 +510,27 @@ def contributions(expression, leaves, g, weights):
     return reply
 
 
+def refused(expression, leaves, g):
+    """vjp_tensor on a node it has no rule for: whether it raised ValueError, as the notebook asks,
+    or what it returned."""
+    made = {key: Tensor(array) for key, array in leaves.items()}
+    node = eval(expression, globals(), dict(made))
+    try:
+        found = vjp_tensor(node, Tensor(g))
+    except ValueError:
+        return {"kind": "ValueError"}
+    return {"kind": _kind(found)}
+
+
 def gradient_of(expression, x, constants):
-    """grad(f(x), [x, unused]) on a leaf x, with create_graph False and True: what each returned
-    (data and number of parents of every entry) and x.grad afterwards."""
+    """grad(f(x), [x, unused]) on a leaf x, with create_graph left at its default (False) and
+    with create_graph=True: what each returned (data and number of parents of every entry) and
+    x.grad afterwards."""
     f = _function(expression, constants)
     reply = {}
     for create in (False, True):
         leaf, unused = Tensor(x), Tensor(_np.ones(2))
-        found = grad(f(leaf), [leaf, unused], create_graph=create)
+        found = grad(f(leaf), [leaf, unused], create_graph=True) if create else grad(f(leaf), [leaf, unused])
         if not isinstance(found, list) or not all(isinstance(g, Tensor) for g in found):
             return {"kind": _kind(found)}
         reply[str(create)] = {"datas": [_snap(g.data) for g in found], "parents": [len(g._prev) for g in found],
@@ -538,13 +559,17 @@ def newton(expression, x, constants):
 
 
 # ---------------------------------------------------------------- E: conv2d
-def convolution(x, w, b, stride, padding, priors, upstream):
+def convolution(x, w, b, stride, padding, priors, upstream, defaults=False):
     """conv2d on leaves holding x, w and b (their .grad set to `priors`), its _backward run at
-    out.grad = upstream, then once more, as a second backward through the graph would."""
+    out.grad = upstream, then once more, as a second backward through the graph would (stride
+    and padding left out of the call when `defaults`)."""
     leaves = [Tensor(x), Tensor(w), Tensor(b)]
     for leaf, prior in zip(leaves, priors):
         leaf.grad = _np.array(prior, dtype=_np.float64)
-    out = conv2d(leaves[0], leaves[1], leaves[2], stride=stride, padding=padding)
+    if defaults:  # stride and padding left out: the call relies on the signature's defaults
+        out = conv2d(leaves[0], leaves[1], leaves[2])
+    else:
+        out = conv2d(leaves[0], leaves[1], leaves[2], stride=stride, padding=padding)
     if not isinstance(out, Tensor):
         return {"kind": _kind(out)}
     reply = {"kind": "Tensor", "data": _snap(out.data), "prev": _parents(out, leaves)}

@@ -1,0 +1,201 @@
+"""pt03_autodiff's hidden checks judge what its contracts declare: answers written another
+correct way get full marks on every boundary, and the slips that live at the boundaries (an
+invented threshold at relu's kink, a clip of large values, a rounding, a seed without its
+default, a Jacobian rounded to zero where it is tiny) lose their activity, for two seeds."""
+import random
+
+import pytest
+
+from autograder.catalogue import outcomes_by_seed, patched
+from autograder.grade import Options
+from autograder.labs import course_labs
+from autograder.sandbox import Limits
+from course.release import solved_notebook, student_notebook
+from tests.submissions import with_answer
+
+LAB = "pt03_autodiff"
+SEEDS = [random.getrandbits(64) for _ in range(2)]  # new ones every run; a failure names them
+OPTIONS = Options(Limits(cell_seconds=30))
+
+# One notebook per activity, every function of it written another correct way.
+CORRECT = {
+    "1a": '''
+def add_vjp(a, b, v):
+    return np.array(v, copy=True), v + np.zeros_like(v)
+
+
+def multiply_vjp(a, b, v):
+    return b * v, a * v
+
+
+def matmul_vjp(a, b, v):
+    left = a if a.ndim == 2 else a[None, :]
+    right = b if b.ndim == 2 else b[:, None]
+    grown = np.reshape(v, (left.shape[0], right.shape[1]))
+    a_bar = np.einsum("ik,jk->ij", grown, right)
+    b_bar = np.einsum("ji,jk->ik", left, grown)
+    return a_bar.reshape(a.shape), b_bar.reshape(b.shape)
+''',
+    "1b": '''
+def sum_to_shape(v, shape):
+    v = np.asarray(v, dtype=np.float64)
+    while v.ndim > len(shape):
+        v = v.sum(axis=0)
+    for axis, size in enumerate(shape):
+        if size == 1 and v.shape[axis] != 1:
+            v = v.sum(axis=axis, keepdims=True)
+    return v
+''',
+    "1c": '''
+def tanh_vjp(y, v):
+    return v * (1.0 - y) * (1.0 + y)
+
+
+def relu_vjp(x, v):
+    return v * (x > 0)
+''',
+    "2": '''
+def topological_order(output):
+    order, seen, stack = [], set(), [(output, False)]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            order.append(node)
+        elif node not in seen:
+            seen.add(node)
+            stack.append((node, True))
+            stack.extend((parent, False) for parent in node.parents)
+    return order
+
+
+def backward(output, seed=None):
+    nodes = topological_order(output)
+    adjoints = initial_adjoints(nodes, output, seed)
+    for node in nodes[::-1]:
+        if node.vjp is None:
+            continue
+        parts = node.vjp(adjoints[node])
+        if len(parts) != len(node.parents):
+            raise ValueError("one contribution per parent")
+        for parent, part in zip(node.parents, parts):
+            part = np.asarray(part, dtype=np.float64)
+            if part.shape != parent.value.shape:
+                raise ValueError("a contribution of the wrong shape")
+            adjoints[parent] = adjoints[parent] + part
+    return adjoints
+''',
+    "3": '''
+def classifier_step(X, targets, W, b, lr):
+    weights, bias = Tensor(W), Tensor(b)
+    logits = bias + Tensor(X) @ weights.T
+    loss = cross_entropy(logits, targets)
+    found = backward(loss)
+    return {"loss": loss.value.item(), "logits": logits.value.copy(), "dW": found[weights], "db": found[bias],
+            "W": W - found[weights] * lr, "b": b - found[bias] * lr}
+''',
+    "C": '''
+def jacobian(function, value):
+    x = Tensor(value)
+    y = as_tensor(function(x))
+    rows = []
+    for seed in np.eye(y.value.size):
+        rows.append(backward(y, seed.reshape(y.value.shape)).get(x, np.zeros(x.value.shape)))
+    return np.stack(rows).reshape(y.value.shape + x.value.shape) if rows else np.zeros(y.value.shape + x.value.shape)
+''',
+}
+
+# Slips at the declared boundaries: the checks before the contracts let 8 of these 9 through.
+SLIPS = {
+    "relu_vjp with a threshold of its own at the kink": ("1c", '''
+def relu_vjp(x, v):
+    return np.where(x > 1e-9, v, 0.0)
+'''),
+    "tanh_vjp that keeps y off +-1": ("1c", '''
+def tanh_vjp(y, v):
+    y = np.clip(y, -1 + 1e-9, 1 - 1e-9)
+    return v * (1.0 - y * y)
+'''),
+    "tanh_vjp that flushes tiny adjoints to zero": ("1c", '''
+def tanh_vjp(y, v):
+    out = v * (1.0 - y * y)
+    return np.where(np.abs(out) < 1e-10, 0.0, out)
+'''),
+    "multiply_vjp clipped to +-1e10": ("1a", '''
+def multiply_vjp(a, b, v):
+    return np.clip(v * b, -1e10, 1e10), np.clip(v * a, -1e10, 1e10)
+'''),
+    "add_vjp rounded to 12 decimals": ("1a", '''
+def add_vjp(a, b, v):
+    return np.round(v, 12), np.round(v, 12)
+'''),
+    "sum_to_shape that drops entries below 1e-10": ("1b", '''
+def sum_to_shape(v, shape):
+    v, shape = np.asarray(v, dtype=np.float64), tuple(shape)
+    v = np.where(np.abs(v) < 1e-10, 0.0, v)
+    v = v.sum(axis=tuple(range(v.ndim - len(shape))))
+    stretched = tuple(i for i, n in enumerate(shape) if n == 1 and v.shape[i] != 1)
+    return v.sum(axis=stretched, keepdims=True)
+'''),
+    "backward whose seed has no default": ("2", '''
+def backward(output, seed):
+    order = topological_order(output)
+    adjoint = initial_adjoints(order, output, seed)
+    for node in reversed(order):
+        if node.vjp is not None:
+            for parent, share in zip(node.parents, node.vjp(adjoint[node])):
+                share = np.asarray(share, dtype=np.float64)
+                if share.shape != parent.value.shape:
+                    raise ValueError("shape")
+                adjoint[parent] += share
+    return adjoint
+'''),
+    "classifier_step that clips X to +-1e6": ("3", '''
+def classifier_step(X, targets, W, b, lr):
+    weights, bias = Tensor(W, name="W"), Tensor(b, name="b")
+    logits = Tensor(np.clip(X, -1e6, 1e6), name="X") @ weights.T + bias
+    loss = cross_entropy(logits, targets)
+    adjoints = backward(loss)
+    dW, db = adjoints[weights], adjoints[bias]
+    return {"logits": np.array(logits.value), "loss": float(loss.value), "dW": dW, "db": db,
+            "W": W - lr * dW, "b": b - lr * db}
+'''),
+    "jacobian rounded to 9 decimals": ("C", '''
+def jacobian(function, value):
+    leaf = Tensor(value, name="x")
+    out = as_tensor(function(leaf))
+    rows = []
+    for j in range(out.value.size):
+        seed = np.zeros(out.value.size)
+        seed[j] = 1.0
+        rows.append(backward(out, seed.reshape(out.value.shape)).get(leaf, np.zeros(leaf.value.shape)))
+    return np.round(np.array(rows).reshape(out.value.shape + leaf.value.shape), 9)
+'''),
+}
+
+
+@pytest.fixture(scope="module")
+def solved():
+    lab = course_labs()[LAB]
+    return lab, solved_notebook(lab, student_notebook(lab))
+
+
+def judged(solved, activity, code):
+    lab, notebook = solved
+    answer = with_answer(notebook, activity, patched(lab.activities[activity].reference.source, code))
+    (outcomes,) = outcomes_by_seed(LAB, answer, SEEDS, OPTIONS, [activity]).values()
+    return outcomes
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("activity", sorted(CORRECT))
+def test_answers_written_another_correct_way_pass_every_boundary(solved, activity):
+    failed = [outcome.message for outcome in judged(solved, activity, CORRECT[activity]) if not outcome.passed]
+    assert not failed, f"seeds {SEEDS}: {failed}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("slip", sorted(SLIPS))
+def test_slips_at_the_boundaries_lose_their_activity(solved, slip):
+    activity, code = SLIPS[slip]
+    passed = [seed for seed, outcome in zip(SEEDS, judged(solved, activity, code)) if outcome.passed]
+    assert not passed, f"{slip} passes {activity}'s hidden checks with seeds {passed}"
