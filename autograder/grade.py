@@ -377,10 +377,12 @@ def sketched(case, reply):
     if "error" in reply:
         return answer_sketch.raised(quoted(reply.get("error", "?"), 80))
     try:
-        observed = reply.get("observations", [])
+        value = decode(reply["value"])
+        observed = [decode(item) for item in reply.get("observations", [])] if case.observations else None
+        if case.sketch_of:
+            value, observed = case.sketch_of(value, observed), None
         with numpy.errstate(all="ignore"):  # a projection of values near the float limit is inf, and that is its sketch
-            return answer_sketch.sketch(decode(reply["value"]),
-                                        [decode(item) for item in observed] if case.observations else None)
+            return answer_sketch.sketch(value, observed)
     except Exception:
         return ["unreadable"]
 

@@ -34,6 +34,10 @@ class Case:
     # The contract boundaries the case holds (autograder/contracts.py `drawn` labels), so that a
     # test can show every declared boundary is asked about whatever the seed.
     drawn: tuple = ()
+    # What of a reply the diagnosis compares (answer_sketch.py), as sketch_of(answer, observations),
+    # for replies that hold names which change from run to run (object ids): the same slip must
+    # sketch alike in the catalogue's run and in the student's. None compares the reply itself.
+    sketch_of: Callable | None = None
 
 
 @dataclass(frozen=True)

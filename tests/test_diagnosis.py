@@ -24,7 +24,7 @@ from autograder.labs import grading_for
 from autograder.sandbox import Limits
 from autograder.submission import Step
 from autograder.vocabulary import Mistake
-from autograder.worker import Opaque
+from autograder.worker import Opaque, encode
 from course.release import solved_notebook, student_notebook
 
 # A seed of none of the fingerprints', the same in every run: the measure is of answers and
@@ -145,6 +145,26 @@ def test_same_tells_kinds_and_containers_apart():
     assert not same(sketch(1.0), sketch(np.float64(1.0 + 1e-6))) and same(sketch(1.0), sketch(1.0 + 1e-13))
     assert not same(sketch("digraph {}"), sketch("digraph { }")) and not same(sketch(None), sketch(0.0))
     assert not same(sketch({"a": 1.0}), sketch({"b": 1.0})) and not same(sketch(True), sketch(1.0))
+
+
+def test_a_reply_naming_nodes_by_their_ids_sketches_alike_in_every_run():
+    """to_dot's nodes are named n<id>, which changes from run to run: the sketch keeps the graph
+    with each node named by its place in the spec, so a slip sketches alike in the catalogue's run
+    and the student's, and a reversed edge or a missing frame still sketches otherwise."""
+    case = next(c for c in grading_for("tensor_engine").cases["F"] if len(c.args["spec"]) == 3)
+
+    def dot(names, edges, frame=("digraph tape {", "}")):
+        rows = [f'{n} [label="x"];' for n in names] + [f"{a} -> {b};" for a, b in edges]
+        return "\n".join([frame[0], *rows, frame[1]])
+
+    def sketched(names, edges, **frame):
+        reply = {"value": encode(dot(names, edges, **frame)), "observations": [encode(list(names))]}
+        return grading_module.sketched(case, reply)
+
+    first, second = ["n11", "n12", "n13"], ["n71", "n5", "n9"]
+    assert same(sketched(first, [("n11", "n12")]), sketched(second, [("n71", "n5")]))
+    assert not same(sketched(first, [("n11", "n12")]), sketched(second, [("n5", "n71")]))
+    assert not same(sketched(first, []), sketched(first, [], frame=("graph {", "}")))
 
 
 class _Worker:

@@ -40,8 +40,8 @@ A lab named ``<lab>`` is
                    each with the ``advice`` a student whose answer behaves like it reads
                    (autograder/diagnosis.py).
 
-``Case`` and ``Mistake`` come from ``autograder.vocabulary``, the one module of the grader that
-``cases.py`` and ``mistakes.py`` import. ``probes.py`` imports nothing of the grader (it runs in
+``Case`` and ``Mistake`` come from ``autograder.vocabulary`` and ``Contract`` from
+``autograder.contracts``: the lab's modules import these two of the grader, and each other. ``probes.py`` imports nothing of the grader (it runs in
 the sandbox); its top-level code runs in a copy of the student's namespace, so its own helpers
 and imports carry a leading underscore (``import numpy as _np``) to leave the student's names
 alone. No line of the three files may appear in the release (a test looks). A lab's name is a
