@@ -187,6 +187,7 @@ def command_grade(args, pool):
             code = 130
             problems.append(f"interrupted; every result written so far is kept in {out}, and the tables show them: "
                             "run the same command again to grade the rest")
+            problems.extend(caught_up(gradebook, run))
     finally:
         try:
             gradebook.close()  # commits nothing unless catch_up was interrupted while recording
@@ -219,6 +220,17 @@ def command_grade(args, pool):
     return code or (1 if problems else 0)
 
 
+def caught_up(gradebook, run):
+    """After Ctrl-C: make the gradebook hold every result this run wrote (`run`), wherever the
+    interrupt fell (between a JSON and its record, or inside a batch's commit). What this cannot
+    do, a second Ctrl-C included, is said; the next run catches up the same way."""
+    try:
+        gradebook.catch_up(list(run.items()))
+    except (Exception, KeyboardInterrupt) as error:
+        return [f"results not recorded in the gradebook yet, the next run records them: {type(error).__name__}: {error}"]
+    return []
+
+
 def refresh_late(out, course, kept):
     """The kept results, each with its lateness as the course file gives it now: a result whose
     due date, policy, extension or time handed in changed since it was written is written again
@@ -235,9 +247,10 @@ def refresh_late(out, course, kept):
 
 
 def grade_and_write(args, pool, client, out, gradebook, course, todo, secret, run, problems, writing):
-    """Grade `todo`, writing each result as it comes (feedback, gradebook, then the JSON, which
-    marks it done), putting it in `run` and the seconds that took in writing["write"]. The
-    gradebook commits its records in batches; the last is committed here however grading ends."""
+    """Grade `todo`, writing each result as it comes (feedback, the JSON, which marks it done, then
+    the gradebook), putting it in `run` and the seconds that took in writing["write"]. The
+    gradebook commits its records in batches; the last is committed here however grading ends,
+    and what a batch lost, catch_up records from the JSONs (after Ctrl-C, or in the next run)."""
     from autograder.gradebook import NotRecorded
 
     digests = dict(todo)
@@ -253,14 +266,14 @@ def grade_and_write(args, pool, client, out, gradebook, course, todo, secret, ru
         extra.update(provenance(result, digests[submission], secret))
         apply_late(result, lateness(course, submission))
         write_html(out, result)
+        write_json(out, result)
+        run[submission] = result
         try:
             gradebook.record(submission.student, submission.lab, result, answers)
         except NotRecorded as lost:
             not_recorded(lost)
-        except Exception as error:  # the JSON is still written; a later run records it (catch_up)
+        except Exception as error:  # the JSON is written; a later run records it (catch_up)
             problems.append(f"not recorded in the gradebook: {submission}: {type(error).__name__}: {error}")
-        write_json(out, result)
-        run[submission] = result
         writing["write"] += time.monotonic() - started
         progress.finish(submission, result)
 

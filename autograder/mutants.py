@@ -529,7 +529,9 @@ def summary(lab_name, verdicts, seed, visible, listed, problems, seconds, genera
         "lab": lab_name, "seed": seed, "visible": visible, "generated": generated, "graded": len(verdicts),
         "seconds": round(seconds, 1), "activities": rows, "total": total,
         "equivalents_problems": problems,
-        "stale_equivalents": sorted(key for key in listed if key not in ids) if len(verdicts) == generated else [],
+        # Only the activities this run made mutants of: --activity leaves the others' entries unchecked.
+        "stale_equivalents": sorted(key for key in listed if key not in ids and key.split(":")[0] in rows)
+        if len(verdicts) == generated else [],
         "mutants": [{**asdict(v.mutant), "status": v.status, "hidden_caught": v.hidden,
                      "fingerprint": list(v.fingerprint), "visible_caught": v.visible,
                      "visible_message": v.visible_message, "error": v.error,

@@ -14,6 +14,7 @@ import pytest
 
 from autograder.gradebook import (GradebookWriter, NotRecorded, alembic_head, grade_values, held_scores,
                                   nbgrader_tools, recordable, staging_session)
+from autograder.commands import caught_up
 from autograder.labs import course_labs
 from autograder.lateness import read_course
 from autograder.roster import Submission
@@ -222,6 +223,34 @@ def test_a_batch_whose_commit_fails_is_named_and_the_next_runs_catch_up_records_
         if recordable(result):
             values = grade_values(result)
             assert {key: recorded[submission.student].get(key) for key in values} == values, submission
+
+
+@pytest.mark.slow
+def test_a_ctrl_c_that_ends_a_batchs_commit_loses_no_result_the_run_wrote(db_url, a_class, uninterrupted, tmp_path,
+                                                                          monkeypatch):
+    """Ctrl-C can fall inside a batch's commit, whose transaction then ends with nothing written;
+    the run's results are in their JSONs, and `grade` records them before it stops
+    (commands.caught_up), not only in the next run."""
+    lab_name, out = LABS[0].name, tmp_path / "out"
+    kept = class_records(uninterrupted, lab_name)
+    writer = writer_of(db_url, out, a_class)
+    writer.batch_seconds = HANG_SECONDS
+    for submission, result in kept:
+        record(writer, submission, result)
+
+    def interrupted(session):
+        session.rollback()
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patched:
+        patched.setattr(staging_session(), "commit_batch", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            writer.flush()
+    writer.close()
+    assert held(db_url, lab_name) == set()
+    assert caught_up(writer, dict(kept)) == []
+    writer.close()
+    assert held(db_url, lab_name) == {submission.student for submission, result in kept if recordable(result)}
 
 
 @pytest.mark.slow
