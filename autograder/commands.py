@@ -227,7 +227,8 @@ def caught_up(gradebook, run):
     try:
         gradebook.catch_up(list(run.items()))
     except (Exception, KeyboardInterrupt) as error:
-        return [f"results not recorded in the gradebook yet, the next run records them: {type(error).__name__}: {error}"]
+        return [f"results not recorded in the gradebook yet, the next run records them: "
+                f"{type(error).__name__}: {error}"]
     return []
 
 

@@ -109,12 +109,14 @@ def confirm(sketches, replayed):
 
 
 def inputs_digest(lab, mistakes):
-    """What the fingerprints depend on: the lab's notebook, data, cases and probes, each of its
+    """What the fingerprints depend on: the lab's notebook, data, cases, contracts and probes, each of its
     `mistakes`' activity, description and code (not its advice), the grader's judging words and
     the seeds."""
     grader = LABS.parent
-    files = [lab.path, LABS / lab.name / "cases.py", LABS / lab.name / "probes.py", grader / "vocabulary.py",
-             grader / "case_tokens.py", grader / "answer_sketch.py", *(ROOT / "data" / name for name in lab.data_files)]
+    folder = LABS / lab.name
+    files = [lab.path, folder / "cases.py", folder / "probes.py", *sorted(folder.glob("contracts.py")),
+             grader / "vocabulary.py", grader / "contracts.py", grader / "case_tokens.py", grader / "answer_sketch.py",
+             *(ROOT / "data" / name for name in lab.data_files)]
     digest = hashlib.sha256()
     for path in files:
         digest.update(path.read_bytes())

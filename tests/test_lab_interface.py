@@ -36,7 +36,8 @@ def test_lab_files_import_only_the_shared_vocabulary(lab):
         grader = {name for name in imported if name.split(".")[0] in ("autograder", "course")}
         allowed = set() if path.name == "probes.py" else {"autograder.vocabulary", "autograder.contracts"}
         strange = {name for name in grader - allowed if name != own and not name.startswith(own + ".")}
-        assert not strange and not (path.name == "probes.py" and grader), f"{lab.name}/{path.name} imports {sorted(grader)}"
+        assert not strange and not (path.name == "probes.py" and grader), \
+            f"{lab.name}/{path.name} imports {sorted(grader)}"
 
 
 def test_every_activity_has_cases_and_three_mistakes(lab):

@@ -719,28 +719,46 @@ def torch_step(X, targets, W, b, lr):
             "W": W - lr * dW, "b": b - lr * db}
 
 
-def loss_problem(loss, expected, what):
+def step_bounds(X, W_bound, b_bound, lr):
+    """{quantity: the sum of the magnitudes that go into each entry} of one update from parameters
+    no larger than `W_bound` and `b_bound`, for bounded_problem: a logit of 1e12 leaves a correct
+    answer about 1e-4 of freedom in it, and the loss, the softmax and the gradients inherit it."""
+    logits = np.abs(X) @ W_bound.T + b_bound
+    spread = 2.0 * logits.max(axis=1) + 1.0  # per example: what its loss and softmax can move by
+    dW = np.broadcast_to(spread @ np.abs(X) / len(X), W_bound.shape)
+    db = np.full(b_bound.shape, spread.mean())
+    return {"logits": logits, "loss": spread.mean(), "dW": dW, "db": db, "W": W_bound + lr * dW, "b": b_bound + lr * db}
+
+
+def loss_problem(loss, expected, what, bound=0.0):
     if isinstance(loss, np.ndarray) or not isinstance(loss, (float, np.floating)):
         return f"{what}: loss must be a Python float (use .item() or float()), got {describe(loss)}"
-    return array_problem(loss, expected, what)
+    return step_problem(loss, expected, what, bound)
+
+
+def step_problem(got, expected, what, bound):
+    """array_problem, its absolute 1e-9 widened where the entries' terms are large (step_bounds)."""
+    return array_problem(got, expected, what, atol=1e-9 + 1e-13 * np.asarray(bound, dtype=np.float64))
 
 
 def classifier_case(X, targets, W, b, lr, steps, title, drawn=()):
-    expected, W_t, b_t = [], W, b
+    expected, bounds, W_t, b_t, W_b, b_b = [], [], W, b, np.abs(W), np.abs(b)
     for _ in range(steps):
         expected.append(torch_step(X, targets, W_t, b_t, lr))
-        W_t, b_t = expected[-1]["W"], expected[-1]["b"]
+        bounds.append(step_bounds(X, W_b, b_b, lr))
+        W_t, b_t, W_b, b_b = expected[-1]["W"], expected[-1]["b"], bounds[-1]["W"], bounds[-1]["b"]
     keys = ["logits", "loss", "dW", "db", "W", "b"]  # causes before consequences
 
     def judge(answer):
         results = answer["results"]
-        for step, (got, want) in enumerate(zip(results, expected), start=1):
+        for step, (got, want, bound) in enumerate(zip(results, expected, bounds), start=1):
             what = f"{title}, update {step}"
             if not isinstance(got, dict) or sorted(got) != sorted(keys):
                 return f"{what}: classifier_step must return a dict with the keys {keys}, got {describe(got)}" + (
                     f" with keys {sorted(map(str, got))}" if isinstance(got, dict) else "")
-            problem = first_problem(loss_problem(got["loss"], want["loss"], f"{what}: loss"),
-                                    *(array_problem(got[k], want[k], f"{what}: {k}") for k in keys if k != "loss"))
+            problem = first_problem(loss_problem(got["loss"], want["loss"], f"{what}: loss", bound["loss"]),
+                                    *(step_problem(got[k], want[k], f"{what}: {k}", bound[k])
+                                      for k in keys if k != "loss"))
             if problem:
                 return problem
         if len(results) < steps:
