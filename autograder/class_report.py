@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.labs import course_labs
+from autograder.lateness import counts_as_late
 from autograder.results_store import record_path
 from autograder.tables import NOT_HANDED_IN, SCORED, activity_order, earned
 
@@ -175,7 +176,7 @@ def lab_report(lab_name, students, by_student, links):
     handed_in = {s for s, r in by_student.items() if r["status"] not in NOT_HANDED_IN}
     required = sorted(earned(r)[0] for r in scored.values())
     bonus = sorted(earned(r)[1] for r in scored.values())
-    late = sum(1 for r in scored.values() if r["extra_data"].get("late", {}).get("seconds_late", 0) > 0)
+    late = sum(1 for r in scored.values() if counts_as_late(r))
     order = activity_order(lab_name, list(by_student.values()))
     activities = sorted((activity_summary(lab, a, scored) for a in order if a in lab.activities),
                         key=lambda item: (item.difficulty if item.difficulty is not None else 2, order.index(item.id)))

@@ -8,10 +8,10 @@ from pathlib import Path
 
 from autograder.batch import grade_all
 from autograder.diagnosis import REBUILD, stored
-from autograder.grade import Options
+from autograder.grade import Options, error_result
 from autograder.gradebook import GradebookWriter, canvas_people
 from autograder.labs import course_labs, gradable_labs
-from autograder.lateness import apply_late, lateness, read_course
+from autograder.lateness import NO_TIMESTAMP, apply_late, lateness, read_course, refusal, untimed, untimed_notice
 from autograder.progress import Progress, summary
 from autograder.report import write_html, write_json
 from autograder.report_page import render
@@ -157,6 +157,8 @@ def command_grade(args, pool):
         raise SystemExit(f"autograder: none of the {len(given.submissions)} submissions found is of "
                          + " and ".join(filter(None, [args.lab and f"lab {', '.join(args.lab)}",
                                                       args.student and f"student {', '.join(args.student)}"])))
+    for line in untimed_notice(course, chosen.submissions):  # the course's decision, said while it can still change it
+        print(f"autograder: {line}", file=sys.stderr)
     for lab_name in sorted({s.lab for s in chosen.submissions} & set(course_labs())):
         if stored(lab_name) is None:  # grading goes on: an unnamed mistake is only less feedback
             print(f"autograder: {lab_name}'s fingerprints are missing or out of date, so its failures are not "
@@ -172,9 +174,11 @@ def command_grade(args, pool):
     try:
         try:
             gradebook.prepare(sorted(course_labs()), course.due)
-            todo, kept = plan(chosen.submissions, out, secret, args.regrade)
+            refused = untimed(course, chosen.submissions, "refuse")
+            refusing = set(refused)
+            todo, kept = plan([s for s in chosen.submissions if s not in refusing], out, secret, args.regrade)
             run.update(refresh_late(out, course, kept))
-            grade_and_write(args, pool, client, out, gradebook, course, todo, secret, run, problems, writing)
+            grade_and_write(args, pool, client, out, gradebook, course, todo, secret, run, problems, writing, refused)
             try:
                 recorded = gradebook.catch_up(kept)
             except Exception as error:  # their JSONs stand; the next run tries again
@@ -247,15 +251,17 @@ def refresh_late(out, course, kept):
     return refreshed
 
 
-def grade_and_write(args, pool, client, out, gradebook, course, todo, secret, run, problems, writing):
+def grade_and_write(args, pool, client, out, gradebook, course, todo, secret, run, problems, writing, refused):
     """Grade `todo`, writing each result as it comes (feedback, the JSON, which marks it done, then
-    the gradebook), putting it in `run` and the seconds that took in writing["write"]. The
+    the gradebook), putting it in `run` and the seconds that took in writing["write"]; each of
+    `refused`, which lacks the timestamp.txt the course file requires, gets a result saying so,
+    written the same way but never current, so that the next run grades it where that changed. The
     gradebook commits its records in batches; the last is committed here however grading ends,
     and what a batch lost, catch_up records from the JSONs (after Ctrl-C, or in the next run)."""
     from autograder.gradebook import NotRecorded
 
-    digests = dict(todo)
-    progress = Progress(len(todo))
+    digests = {**dict(todo), **dict.fromkeys(refused)}  # no digest: a refusal is never a current result
+    progress = Progress(len(todo) + len(refused))
 
     def not_recorded(lost):  # every record of the failed batch: their JSONs stand, and a later run records them
         problems.extend(f"not recorded in the gradebook: {name}: {lost.reason}" for name in lost.names)
@@ -278,6 +284,9 @@ def grade_and_write(args, pool, client, out, gradebook, course, todo, secret, ru
         writing["write"] += time.monotonic() - started
         progress.finish(submission, result)
 
+    for submission in refused:
+        keep(submission, error_result(submission.student, submission.path, NO_TIMESTAMP, refusal(submission),
+                                      time.monotonic(), submission.lab), {})
     submissions = [submission for submission, _ in todo]
     try:
         if client is not None and todo:

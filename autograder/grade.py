@@ -652,8 +652,9 @@ def rejudge_with_reference_engine(grading, steps, outcomes, options, clock, left
                 outcome = judge_activity(sessions.of(activity), grading.probes, grading.cases[activity], quiet=True)
                 halted = outcomes[activity].deferred
                 if outcome.passed and not halted:
-                    outcomes[activity] = Outcome(True, "passed on a correct engine; with yours it failed because of "
-                                                       f"{said}, which lost their own points")
+                    outcomes[activity] = Outcome(True, "passed on a correct engine, so you keep its points: with "
+                                                       f"your engine it failed only because your {said} failed, "
+                                                       "which costs points there and not here")
                 elif outcome.passed:
                     outcomes[activity] = Outcome(True, f"passed on a correct engine in place of {said} (your "
                                                        f"{named(halted)} did not finish, so this activity was not "

@@ -11,7 +11,8 @@ date, the late policy, and extensions per student and lab:
     penalty = 0.10                    # the fraction of the points earned lost per started day (hour)
     max_penalty = 0.50                # never more than this fraction (a late submission keeps half)
     zero_after_hours = 168            # later than this, no points at all (leave out for no cutoff)
-    grace_minutes = 10                # this late still counts as on time
+    grace_minutes = 10                # this late still counts as on time, and is said so
+    missing_timestamp = "file-time"   # a submission with no timestamp.txt: see below
 
     [labs.pt03_autodiff]
     due = 2026-12-01T23:59:00         # a TOML date-time, or a string such as "2026-12-01 23:59"
@@ -24,20 +25,31 @@ date, the late policy, and extensions per student and lab:
 The time a submission was handed in is claimed by nbgrader's `timestamp.txt` beside the notebook
 in its `submitted/<student>/<lab>/` folder, a file the student's side writes: it is read in one
 place (`read_claim`), at most TIMESTAMP_BYTES, and any content that is no time a calendar holds in
-UTC is refused there, costing that record alone. Without a readable one (or outside that layout)
-the notebook file's modification time stands in, and the result says so. The claim is then
+UTC is refused there, costing that record alone; the notebook's own times then count, and a
+person is asked to check. A submission with no timestamp.txt at all (outside that layout too, as
+in a class downloaded from an LMS) is what `missing_timestamp` decides, where its lab has a due
+date: "file-time" (the default) counts the notebook file's modification time, as a copy kept it,
+and the result says so; "on-time" counts it as handed in on time; "refuse" grades none of them,
+each record getting a result that says why (status `no_timestamp`), the rest of the run going on.
+`grade` says, before grading, how many submissions lack one and which setting applies, where
+that is more than a few or all of a lab's (`untimed_notice`). The claim is then
 weighed against what the grader's file system shows (`weighed`): a disagreement of more than
 TOLERANCE is said for a person to check (`to_check` in the result, a line of the feedback, the
 run's summary, the class report) and decides the time that counts. The penalty is a fraction of
-the points the submission earned, required and bonus alike; it is applied when results are
-written, never by grading, so a changed due date, policy or extension takes effect on the next run
-without grading anything again.
+the points the submission earned, required and bonus alike, worked out in decimals as the course
+file writes them (0.1 a day for 3 days is 30%, never 30.000000000000004%); it is applied when
+results are written, never by grading, so a changed due date, policy or extension takes effect on
+the next run without grading anything again. The feedback's score line gives the points after the
+penalty with its arithmetic ("12/12 + 4 bonus, \u221220% (handed in 26 h late: 2 started days at
+10%): 12.8"), the same number as the result's `score`. Handed in after the due date but within
+the grace period is on time, said so, and not late anywhere: `counts_as_late` is the one test.
 """
 import math
 import os
 import tomllib
 from dataclasses import dataclass, field, fields
 from datetime import date, datetime, time, timedelta, timezone
+from decimal import Decimal
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -48,6 +60,7 @@ COURSE_FILE = ROOT / "course.toml"
 TIMESTAMP = "timestamp.txt"
 TIMESTAMP_BYTES = 200  # nbgrader writes one line of about 30 characters
 UNITS = {"day": 86400, "hour": 3600}
+SCORE = "Score: "  # the start of a scored result's first line of output, its points
 HANDED_IN = "Handed in"  # the start of the line a result's output gives to lateness
 TO_CHECK = "Hand-in time for a person to check"  # the start of its line on the evidence disagreeing
 # How far the claimed hand-in time may be from what the grader sees before it is said: clocks
@@ -55,6 +68,10 @@ TO_CHECK = "Hand-in time for a person to check"  # the start of its line on the 
 TOLERANCE = timedelta(minutes=15)
 MODIFIED = "the notebook file's modification time"
 ARRIVED = "the time the notebook was put in its folder (its ctime)"
+# What a submission without timestamp.txt counts as: its notebook's own times, on time, or no result.
+MISSING_TIMESTAMP = ("file-time", "on-time", "refuse")
+NO_TIMESTAMP = "no_timestamp"  # the status of a record refused for having none
+MANY_UNTIMED = 3  # from this many submissions of a lab without timestamp.txt, `grade` says so before grading
 
 
 class CourseFileError(ValueError):
@@ -68,6 +85,7 @@ class Policy:
     max_penalty: float = 1.0
     zero_after_hours: float = None
     grace_minutes: float = 0.0
+    missing_timestamp: str = "file-time"  # one of MISSING_TIMESTAMP
 
 
 @dataclass(frozen=True)
@@ -93,6 +111,9 @@ def _policy(table, base, where):
     values.update(table)
     if values["per"] not in (*UNITS, "none"):
         raise CourseFileError(f"{where}: per is {values['per']!r}; use \"day\", \"hour\" or \"none\"")
+    if values["missing_timestamp"] not in MISSING_TIMESTAMP:
+        raise CourseFileError(f"{where}: missing_timestamp is {values['missing_timestamp']!r}; use "
+                              + ", ".join(f'"{choice}"' for choice in MISSING_TIMESTAMP))
     for name in ("penalty", "max_penalty"):
         if isinstance(values[name], bool) or not isinstance(values[name], (int, float)) or not 0 <= values[name] <= 1:
             raise CourseFileError(f"{where}: {name} is {values[name]!r}; use a fraction from 0 to 1 (0.1 is 10%)")
@@ -322,28 +343,107 @@ def duration(seconds):
     return " ".join(filter(None, [f"{hours} h" if hours else "", f"{minutes} min" if minutes or not hours else ""]))
 
 
+def exact(number):
+    """`number` as the decimal it is written as: a course file's 0.1 is one tenth, not the binary
+    float nearest it, so 3 started days at 0.1 are 0.3, which a cap of 0.3 is then reached by."""
+    return Decimal(str(number))
+
+
+def percent(fraction):
+    """'30%', '7.5%'."""
+    return f"{(exact(fraction) * 100).normalize():f}%"
+
+
+def after_grace(policy, seconds):
+    """Whether a submission `seconds` after its due date counts as late: after the grace period,
+    not at its end."""
+    return exact(seconds) > exact(policy.grace_minutes) * 60
+
+
 def penalty(policy, seconds):
-    """(fraction lost, why) for a submission `seconds` after its due date."""
-    if seconds <= policy.grace_minutes * 60:
-        return 0.0, ""
-    if policy.zero_after_hours is not None and seconds > policy.zero_after_hours * 3600:
-        return 1.0, f"\u2212100%: later than the cutoff of {policy.zero_after_hours:g} h after the due date"
+    """(the fraction lost, a Decimal; why, in a few words, "" where it is on time) for a submission
+    `seconds` after its due date. The cap is said exactly where it decides the fraction: reached or
+    passed."""
+    if not after_grace(policy, seconds):
+        return Decimal(0), ""
+    if policy.zero_after_hours is not None and exact(seconds) > exact(policy.zero_after_hours) * 3600:
+        return Decimal(1), f"later than the cutoff of {policy.zero_after_hours:g} h after the due date"
     if policy.per == "none" or not policy.penalty:
-        return 0.0, "the late policy costs nothing"
-    started = math.ceil(seconds / UNITS[policy.per])
-    fraction = round(min(policy.penalty * started, policy.max_penalty), 6)  # 3 x 0.05 is 0.15, not 0.150...02
-    capped = " (the most it can cost)" if fraction < policy.penalty * started else ""
-    return fraction, (f"\u2212{fraction:.0%}{capped}: {started} started {policy.per}{'s' if started > 1 else ''} at "
-                      f"{policy.penalty:.0%}")
+        return Decimal(0), "the late policy costs nothing"
+    rate, cap = exact(policy.penalty), exact(policy.max_penalty)
+    started = math.ceil(exact(seconds) / UNITS[policy.per])
+    counted = f"{started} started {policy.per}{'s' if started > 1 else ''} at {percent(rate)}"
+    if rate * started < cap:
+        return rate * started, counted
+    if rate * started == cap:
+        return cap, f"{counted}, the most it can cost"
+    return cap, f"{counted} would be {percent(rate * started)}, and {percent(cap)} is the most it can cost"
+
+
+def lacks_timestamp(submission):
+    """Whether the roster's `submission` has no timestamp.txt at all: outside nbgrader's layout,
+    or none beside its notebook. One that is there but cannot be read is a claim refused, which
+    the notebook's own times replace and a person is asked to check, whatever `missing_timestamp`."""
+    return not submission.nbgrader or not os.path.lexists(Path(submission.path).parent / TIMESTAMP)
+
+
+def untimed(course, submissions, setting=None):
+    """The `submissions` whose lab has a due date and that lack timestamp.txt, those whose lab's
+    `missing_timestamp` is `setting` only where it is given."""
+    return [s for s in submissions if s.lab in course.due and lacks_timestamp(s)
+            and setting in (None, course.policy(s.lab).missing_timestamp)]
+
+
+UNTIMED_MEANS = {
+    "file-time": "each counts as handed in when its notebook file was last written, a time a copy or a download "
+                 "may have changed",
+    "on-time": "each counts as handed in on time",
+    "refuse": "none of them is graded: each gets a result that says why",
+}
+
+
+def untimed_notice(course, submissions):
+    """What `grade` says before grading: per lab with a due date, how many of `submissions` lack
+    timestamp.txt and what its `missing_timestamp` does with them, where they are MANY_UNTIMED or
+    more, or every submission of the lab."""
+    lines = []
+    for lab in sorted(course.due):
+        of_lab = [s for s in submissions if s.lab == lab]
+        lacking = untimed(course, of_lab)
+        if lacking and (len(lacking) >= MANY_UNTIMED or len(lacking) == len(of_lab)):
+            setting = course.policy(lab).missing_timestamp
+            choices = ", ".join(f'"{choice}"' for choice in MISSING_TIMESTAMP)
+            lines.append(f"{lab}: {len(lacking)} of {len(of_lab)} submissions have no {TIMESTAMP} (nbgrader's "
+                         f"record of when each was handed in; a download from an LMS has none), and missing_timestamp "
+                         f"is \"{setting}\": {UNTIMED_MEANS[setting]}; set missing_timestamp in the course file's "
+                         f"[late], or the lab's late = {{ ... }}, to {choices} to decide otherwise")
+    return lines
+
+
+def refusal(submission):
+    """What the record of a `submission` refused for lacking timestamp.txt says, to its student
+    and to the course staff."""
+    where = "" if submission.nbgrader else " (it was not handed in through nbgrader, which writes one)"
+    return (f"Not graded: there is no {TIMESTAMP} beside this notebook{where}, so when it was handed in is not "
+            "known, and this course grades no submission of this lab without one (the course file's "
+            "missing_timestamp is \"refuse\"). Hand it in again with nbgrader's Submit, or ask the course staff, "
+            "who can grade it by setting missing_timestamp to \"file-time\" or \"on-time\".")
 
 
 def lateness(course, submission, now=None):
     """What the result of the roster's `submission` records of its time: when it counts as handed
     in (see `weighed`) and from where that was read, what a person should check of it
-    (`to_check`), and where the lab has a due date, how late it was and the fraction of its points
-    that costs (`penalty`), with a sentence for people. `now` is the run's time."""
+    (`to_check`), and where the lab has a due date, how late it was, whether that `counts_as_late`
+    (after the grace period), the fraction of its points that costs (`penalty`) and why
+    (`reason`), with a sentence for people (`said`). Without timestamp.txt, the lab's
+    `missing_timestamp` decides. `now` is the run's time."""
     student, lab = submission.key
     path = submission.path
+    due, policy = course.due.get(lab), course.policy(lab)
+    missing = due is not None and lacks_timestamp(submission)
+    if missing and policy.missing_timestamp == "refuse":  # the record is refused, not graded: no time counts
+        return {"submitted": None, "source": f"nowhere: no {TIMESTAMP}, and the course file refuses a submission "
+                                             "without one"}
     moment, source, refused = handed_in(path, submission.nbgrader)
     late = {"submitted": moment.isoformat() if moment else None, "source": source}
     evidence = seen(path)
@@ -356,42 +456,75 @@ def lateness(course, submission, now=None):
         checks.insert(0, f"{refused}, so the notebook's own times count")
     if claim is not None:
         late["claimed"] = claim.isoformat()
+    extension = course.extensions.get((student, lab), timedelta(0))
+    if missing and policy.missing_timestamp == "on-time" and counted > due + extension:
+        counted, counted_from = due + extension, (f"the due date: there is no {TIMESTAMP}, and the course file "
+                                                  "counts a submission without one as on time")
     if counted != moment:
         late.update(submitted=counted.isoformat(), source=counted_from)
     if checks:
         late["to_check"] = checks
-    due = course.due.get(lab)
     if due is None:  # nothing to say of lateness
         return late
-    extension = course.extensions.get((student, lab), timedelta(0))
     seconds = (counted - (due + extension)).total_seconds()
-    fraction, why = penalty(course.policy(lab), seconds)
+    fraction, why = penalty(policy, seconds)
     granted = f" with an extension of {extension.total_seconds() / 3600:g} h" if extension else ""
     read_from = late["source"].split(";")[0] if refused else late["source"]  # why it was refused is the check's to say
-    when = (f"{duration(seconds)} late" if seconds > 0 else "on time") + f" ({shown(counted)}, from {read_from}; " \
-           f"due {shown(due)}{granted})"
+    details = f"({shown(counted)}, from {read_from}; due {shown(due)}{granted})"
+    is_late = after_grace(policy, seconds)
+    if is_late:
+        said = f"{HANDED_IN} {duration(seconds)} late {details}: " + (f"\u2212{percent(fraction)}: {why}" if fraction
+                                                                       else why)
+    elif seconds > 0:
+        said = (f"{HANDED_IN} {duration(seconds)} after the due date {details}, within the "
+                f"{policy.grace_minutes:g}-minute grace period: on time")
+    else:
+        said = f"{HANDED_IN} on time {details}"
     late.update(due=due.isoformat(), extension_hours=extension.total_seconds() / 3600,
-                seconds_late=max(0.0, seconds), penalty=fraction,
-                said=f"{HANDED_IN} {when}" + (f": {why}" if why else ""))
+                seconds_late=max(0.0, seconds), counts_as_late=is_late, penalty=float(fraction),
+                said=said)
+    if fraction:
+        late["reason"] = f"handed in {duration(seconds)} late: {why}"
     return late
+
+
+def counts_as_late(result):
+    """Whether `result` was handed in late: after its due date and grace period. A record that
+    does not say (one the gradebook alone holds) is late when it was after its due date at all."""
+    late = result["extra_data"].get("late", {})
+    return late.get("counts_as_late", late.get("seconds_late", 0) > 0)
 
 
 def tidy(number):
     """A score as JSON shows it best: 12 rather than 12.0, else two decimals."""
-    number = round(number, 2)
-    return int(number) if number == int(number) else number
+    number = round(exact(number), 2)
+    return int(number) if number == int(number) else float(number)
+
+
+def score_said(result):
+    """The points of a scored `result` as its feedback gives them: '12/12 + 4 bonus', and after a
+    late penalty its arithmetic and what is left, the result's `score`: '12/12 + 4 bonus, −20%
+    (handed in 26 h late: 2 started days at 10%): 12.8'."""
+    extra = result["extra_data"]
+    late = extra.get("late", {})
+    if not late.get("penalty"):
+        return extra["summary"]
+    return f"{extra['summary']}, \u2212{percent(late['penalty'])} ({late['reason']}): {tidy(result['score'])}"
 
 
 def apply_late(result, late):
     """`result` with its lateness `late` applied: `score` is what the points earned are worth
     after the penalty, `extra_data` keeps the points earned (required and bonus) and the penalty
-    in points apart, and the output's line on lateness says it. Applying again replaces it."""
+    in points apart, and the output's score line gives the points after the penalty, the line after it
+    the time handed in. Applying again replaces them."""
     extra = result["extra_data"]
-    earned = extra.get("required", 0) + extra.get("bonus", 0)
-    fraction = late.get("penalty", 0.0)
-    extra["late"], extra["penalty_points"] = late, tidy(earned * fraction)
-    result["score"] = tidy(earned - earned * fraction)
+    earned = exact(extra.get("required", 0) + extra.get("bonus", 0))
+    lost = round(earned * exact(late.get("penalty", 0)), 2)
+    extra["late"], extra["penalty_points"] = late, tidy(lost)
+    result["score"] = tidy(earned - lost)
     lines = [line for line in result["output"].splitlines() if not line.startswith((HANDED_IN, TO_CHECK))]
+    if "summary" in extra:
+        lines[:1] = [f"{SCORE}{score_said(result)}."]
     checks = [f"{TO_CHECK}: " + "; ".join(late["to_check"]) + "."] if late.get("to_check") else []
     result["output"] = "\n".join(lines[:1] + ([late["said"]] if "said" in late else []) + checks + lines[1:])
     return result

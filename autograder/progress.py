@@ -11,6 +11,7 @@ import sys
 import threading
 import time
 
+from autograder.lateness import counts_as_late, score_said
 from autograder.vocabulary import plural
 
 TICK = 1.0  # seconds between redraws on a terminal
@@ -38,10 +39,9 @@ def clock(seconds):
 
 
 def verdict(result):
-    """A result in a few words: its points, or its status and the reason."""
+    """A result in a few words: its points after any late penalty, or its status and the reason."""
     if result["status"] == "graded":
-        late = result["extra_data"].get("late", {}).get("penalty")
-        return f"graded, {result['extra_data'].get('summary', '')}" + (f", late \u2212{late:.0%}" if late else "")
+        return f"graded, {score_said(result)}"
     reason = (result.get("output") or "").strip().splitlines()
     return f"{result['status']}: {reason[0][:160] if reason else 'no reason given'}"
 
@@ -131,8 +131,8 @@ def summary(run, total, missing, skipped, out):
     lines += listed("not graded", [(submission, verdict(result)) for submission, result in run.items()
                                    if result["status"] != "graded"])
     late = {submission: result["extra_data"].get("late", {}) for submission, result in run.items()}
-    lines += listed("handed in late", [(submission, said.get("said", "")) for submission, said in late.items()
-                                       if said.get("seconds_late")])
+    lines += listed("handed in late", [(submission, late[submission].get("said", ""))
+                                       for submission, result in run.items() if counts_as_late(result)])
     lines += listed("hand-in times for a person to check", [(submission, "; ".join(said["to_check"]))
                                                             for submission, said in late.items()
                                                             if said.get("to_check")])

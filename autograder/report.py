@@ -3,9 +3,13 @@ at the record's place (`results_store.record_path`), each file whole or not at a
 tables are autograder/tables.py's."""
 import html
 import json
+import re
 
 from autograder.labs import course_labs
+from autograder.lateness import NO_TIMESTAMP, SCORE, score_said
 from autograder.results_store import atomic_write, record_key, record_path
+
+INLINE_CODE = re.compile(r"`([^`]+)`")  # Markdown's inline code, as activity headings write function names
 
 
 def write_json(out, result):
@@ -14,13 +18,14 @@ def write_json(out, result):
 
 
 PAGE = """<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>Feedback: {title}</title>
+<html lang="en"><head><meta charset="utf-8"><title>Feedback: {plain_title}</title>
 <style>
 body {{ font-family: system-ui, sans-serif; max-width: 56rem; margin: 2rem auto; padding: 0 1rem; color: #1d2733; }}
 table {{ border-collapse: collapse; width: 100%; }}
 th, td {{ text-align: left; padding: .5rem; border-bottom: 1px solid #d5dde6; vertical-align: top; }}
 td.points {{ white-space: nowrap; }}
 td.state {{ white-space: nowrap; font-weight: bold; }}
+code {{ font-size: .95em; }}
 tr.passed td.state, tr.passed td.points {{ color: #1d6b35; }}
 tr.failed td.state, tr.failed td.points {{ color: #a12a1c; }}
 tr.not-attempted td.state, tr.not-attempted td.points {{ color: #5b6878; font-weight: normal; }}
@@ -41,6 +46,16 @@ NOT_GRADED = ("Nothing in this file was graded. Hand in the lab's notebook as Ju
 STATES = {"passed": "passed", "failed": "failed", "not-attempted": "not attempted"}
 
 
+def title_html(text):
+    """A title written in Markdown as HTML: its inline code in <code>, the rest escaped."""
+    return INLINE_CODE.sub(r"<code>\1</code>", html.escape(text))
+
+
+def title_text(text):
+    """A title written in Markdown as plain text: its inline code without the backticks."""
+    return INLINE_CODE.sub(r"\1", text)
+
+
 def state(test, result):
     if test["status"] == "passed":
         return "passed"
@@ -58,16 +73,17 @@ def write_html(out, result):
         activity = known.activities.get(test["name"]) if known is not None else None
         optional = " (optional)" if "optional" in test.get("tags", []) else ""
         kind = state(test, result)
-        rows.append(f'<tr class="{kind}"><td>{html.escape(activity.name if activity else test["name"])}{optional}</td>'
+        rows.append(f'<tr class="{kind}"><td>{title_html(activity.name if activity else test["name"])}{optional}</td>'
                     f'<td class="state">{STATES[kind]}</td><td class="points">{test["score"]} / {test["max_score"]}</td>'
                     f'<td><pre>{html.escape(test["output"])}</pre></td></tr>')
-    line = result["extra_data"].get("summary")
+    line = score_said(result) if "summary" in result["extra_data"] else None
     # The score leads the page; the rest of the output (lateness, notes on the student's cells) follows it.
-    rest = "\n".join(part for part in result["output"].splitlines() if not part.startswith("Score: "))
-    if not graded:
+    rest = "\n".join(part for part in result["output"].splitlines() if not part.startswith(SCORE))
+    if not graded and result["status"] != NO_TIMESTAMP:  # a refusal for want of timestamp.txt says its own remedy
         names = f" ({', '.join(f'{name}.ipynb' for name in sorted(labs))})" if labs else ""
         rest = f"{rest}\n\n{NOT_GRADED.format(names=names)}".strip()
-    page = PAGE.format(title=html.escape(title), name=html.escape(student), lab=html.escape(lab or "no lab"),
+    page = PAGE.format(title=title_html(title), plain_title=html.escape(title_text(title)), name=html.escape(student),
+                       lab=html.escape(lab or "no lab"),
                        summary_line=(f"{html.escape(line)} points" if line else "not graded") +
                        (f" (status: {html.escape(result['status'])})" if result["status"] != "graded" else ""),
                        summary=f"<pre>{html.escape(rest)}</pre>" if rest else "",

@@ -22,6 +22,7 @@ import pytest
 
 from autograder.gradescope.bundle import bundle_bytes
 from autograder.gradescope.run import not_graded, submitted_notebook
+from autograder.report import title_text
 from autograder.sandbox import NOBODY, remove_tree
 from tests.adversarial.common import answer, indent, nth, reference, wrong_answer
 from tests.adversarial.generic import READ_HIDDEN, READ_SOURCE, fill
@@ -259,7 +260,7 @@ def test_run_autograder_grades_as_the_grade_command(bundle, wheel, lab, release_
         assert results["extra_data"]["protection"] == "bubblewrap sandbox"
         assert "protection: bubblewrap sandbox" in (folders[name] / "run_autograder.log").read_text()
     assert {test["extra_data"]["activity"]: test["name"] for test in on_gradescope["solved"]["tests"]} == \
-        {activity.id: f"{activity.id} · {activity.title}" for activity in lab.activities.values()}
+        {activity.id: f"{activity.id} · {title_text(activity.title)}" for activity in lab.activities.values()}
     assert on_gradescope["solved"]["score"] == all_points(lab) and on_gradescope["blank"]["score"] == 0
     assert {activity for activity, test in by_activity(on_gradescope["wrong"]).items()
             if test["status"] == "failed"} == {wrong}

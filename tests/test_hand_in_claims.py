@@ -16,8 +16,8 @@ from autograder.__main__ import main
 from autograder.grade import Outcome, activity_result
 from autograder.gradebook import held_scores, naive_utc
 from autograder.labs import course_labs
-from autograder.lateness import (TIMESTAMP_BYTES, TO_CHECK, TOLERANCE, Course, apply_late, lateness, read_claim,
-                                 read_course)
+from autograder.lateness import (NO_TIMESTAMP, TIMESTAMP_BYTES, TO_CHECK, TOLERANCE, Course, apply_late, lateness,
+                                 read_claim, read_course)
 from autograder.results_store import REPORT, record_path
 from course.folder import ENVIRONMENT
 from tests.helpers import LABS, ROOT, all_points, records_in
@@ -243,3 +243,49 @@ def test_a_batch_with_every_attack_beside_honest_students_writes_every_record_an
         assert parse_utc(kept) == naive_utc(result["extra_data"]["late"]["submitted"]), "the time that counted"
     assert (autograded / "honest-on-time" / LAB.name / "submission_secret.txt").read_text() == honest_secret
     assert not (autograded / "huge" / LAB.name / "submission_secret.txt").exists(), "of a size submit never writes"
+
+
+def test_refusing_submissions_without_a_timestamp_costs_those_records_alone_and_is_said_before_grading(
+        tmp_path, monkeypatch, capsys):
+    """A class downloaded from an LMS, three notebooks with no timestamp.txt beside one handed in
+    through nbgrader, under missing_timestamp = "refuse": `grade` says so before grading, each of
+    the three gets a result saying why, the fourth is graded, and once the course file counts
+    them on time instead, the next run grades the three, and them alone."""
+    for student in ("lms-1", "lms-2", "lms-3"):
+        in_layout(tmp_path, student, written=DUE + timedelta(hours=26))
+    in_layout(tmp_path, "nbgrader", stamp(DUE - timedelta(hours=1)), DUE - timedelta(hours=1, minutes=2))
+    course_file = tmp_path / "course.toml"
+    policy = f"[late]\npenalty = 0.1\nmissing_timestamp = '{{}}'\n[labs.{LAB.name}]\ndue = {DUE.isoformat()}\n"
+    course_file.write_text(policy.format("refuse"))
+    (tmp_path / "secret").write_bytes(b"s" * 32)
+    monkeypatch.setattr(commands, "grade_all", recorded_without_running)
+    monkeypatch.setenv(ENVIRONMENT, os.environ.get(ENVIRONMENT, str(ROOT)))
+    out = tmp_path / "graded"
+    command = ["grade", str(tmp_path / "submitted"), "--out", str(out), "--course", str(course_file),
+               "--secret-file", str(tmp_path / "secret"), "--sandbox", "none", "--no-pool", "--jobs", "1",
+               "--no-gradebook"]
+    code = main(command)
+    said = capsys.readouterr()
+    assert code == 0, said.err
+    notice = said.err.index(f"autograder: {LAB.name}: 3 of 4 submissions have no timestamp.txt")
+    assert 'missing_timestamp is "refuse": none of them is graded' in said.err
+    assert notice < said.err.index("[1/4"), "said before grading"
+    records = records_in(out)
+    assert records[("nbgrader", LAB.name)]["status"] == "graded"
+    assert records[("nbgrader", LAB.name)]["score"] == all_points(LAB)
+    for student in ("lms-1", "lms-2", "lms-3"):
+        result = records[(student, LAB.name)]
+        assert (result["status"], result["score"]) == (NO_TIMESTAMP, 0), student
+        assert result["output"].startswith("Not graded: there is no timestamp.txt beside this notebook"), student
+        page = record_path(out, student, LAB.name, ".html").read_text()
+        assert "missing_timestamp is &quot;refuse&quot;" in page and "Nothing in this file was graded" not in page
+        assert f"  {student}/{LAB.name}: {NO_TIMESTAMP}: Not graded" in said.out, student
+    course_file.write_text(policy.format("on-time"))
+    assert main(command) == 0
+    again = capsys.readouterr()
+    assert "1 already had a current result" in again.out and "[3/3 " in again.err, "the three graded, alone"
+    assert 'missing_timestamp is "on-time": each counts as handed in on time' in again.err
+    for student in ("lms-1", "lms-2", "lms-3"):
+        result = records_in(out)[(student, LAB.name)]
+        assert (result["status"], result["score"]) == ("graded", all_points(LAB)), student
+        assert result["extra_data"]["late"]["submitted"] == DUE.isoformat(), "on time: at the due date, at the latest"

@@ -9,6 +9,7 @@ import time
 import pytest
 
 import autograder.progress as progress
+from autograder.lateness import apply_late
 from autograder.progress import Progress, clock, summary, verdict
 
 
@@ -17,10 +18,19 @@ class Terminal(io.StringIO):
         return True
 
 
-def graded(summary_line="14/14 + 4 bonus", penalty=None):
-    late = {"penalty": penalty, "seconds_late": 3600, "said": "Handed in 1 h late: \u221210%"} if penalty else {}
-    return {"status": "graded", "output": f"Score: {summary_line}.", "extra_data": {"summary": summary_line,
-                                                                                     "late": late}}
+def graded(summary_line="14/14 + 4 bonus", late=None):
+    """A graded result of the points `summary_line` says, with its lateness `late` applied."""
+    required, bonus = (int(part.split()[0].split("/")[0]) for part in summary_line.split(" + "))
+    result = {"status": "graded", "output": f"Score: {summary_line}.",
+              "extra_data": {"summary": summary_line, "required": required, "bonus": bonus}}
+    return apply_late(result, late or {})
+
+
+LATE = {"penalty": 0.1, "seconds_late": 3600, "counts_as_late": True,
+        "reason": "handed in 1 h late: 1 started day at 10%",
+        "said": "Handed in 1 h late: \u221210%: 1 started day at 10%"}
+WITHIN_GRACE = {"penalty": 0.0, "seconds_late": 300, "counts_as_late": False,
+                "said": "Handed in 5 min after the due date, within the 10-minute grace period: on time"}
 
 
 def failed(status, reason):
@@ -79,7 +89,7 @@ def test_clock(seconds, shown):
 
 
 def test_the_summary_counts_statuses_and_names_the_rest():
-    run = {"s01/a": graded(), "s02/a": graded("7/14 + 0 bonus", penalty=0.1),
+    run = {"s01/a": graded(late=WITHIN_GRACE), "s02/a": graded("7/14 + 0 bonus", late=LATE),
            "s03/a": failed("invalid_notebook", "the file is empty"), "s04/a": failed("timeout", "")}
     lines = summary(run, 5, [("s05", "a")], [("submitted/s03/a/x.py", "not a notebook (.ipynb)")], "out")
     assert lines[0] == "graded 2 of 5 submissions; results in out"
@@ -87,10 +97,12 @@ def test_the_summary_counts_statuses_and_names_the_rest():
     assert lines[2] == "statuses: graded 2, invalid_notebook 1, timeout 1"
     text = "\n".join(lines)
     assert "not graded (2):\n  s03/a: invalid_notebook: the file is empty\n  s04/a: timeout: no reason given" in text
-    assert "handed in late (1):\n  s02/a: Handed in 1 h late: \u221210%" in text
+    assert "handed in late (1):\n  s02/a: Handed in 1 h late: \u221210%: 1 started day at 10%\n" in text, \
+        "within the grace period is on time"
     assert "missing (1)" in text and "  s05/a" in text
     assert "skipped (1):\n  submitted/s03/a/x.py: not a notebook (.ipynb)" in text
-    assert verdict(run["s02/a"]) == "graded, 7/14 + 0 bonus, late \u221210%"
+    assert verdict(run["s02/a"]) == "graded, 7/14 + 0 bonus, \u221210% (handed in 1 h late: 1 started day at 10%): 6.3"
+    assert verdict(run["s01/a"]) == "graded, 14/14 + 4 bonus"
 
 
 def test_the_summary_names_each_disputed_hand_in_time_with_what_disagrees():

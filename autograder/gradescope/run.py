@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 
 from autograder.labs import course_labs
+from autograder.report import title_text
 from autograder.results_store import atomic_write
 from autograder.sandbox import GRADER_PACKAGES, choose_sandbox, hidden_paths
 from autograder.submission import SubmissionError, read_submission
@@ -54,11 +55,13 @@ def not_graded(graded, others, folder):
 
 def results_json(result, lab, protection):
     """Our result as results.json: the same score, tests and feedback, each test named as `lab`'s
-    heading announces its activity, "1a · VJPs of ..." (the id stays in the test's extra_data).
+    heading announces its activity, "1a · VJPs of ...", in plain text (Gradescope shows a test's
+    name as it is: "2 · topological_order and backward", no backticks; the id stays in the test's
+    extra_data).
     What Gradescope has no field for (the status, required and bonus points, the protection the
     submission ran under) goes to extra_data, and the grader's log is for the course staff:
     Gradescope shows it to them alone (stdout_visibility)."""
-    named = {activity.id: activity.name for activity in lab.activities.values()}
+    named = {activity.id: title_text(activity.name) for activity in lab.activities.values()}
     tests = [{**test, "name": named.get(test["name"], test["name"]),
               "extra_data": {**test.get("extra_data", {}), "activity": test["name"]}} for test in result["tests"]]
     extra = {**result["extra_data"], "status": result["status"], "max_score": result["max_score"],
