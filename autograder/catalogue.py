@@ -12,12 +12,13 @@ from pathlib import Path
 
 import nbformat
 
+from autodiff_check.cells import cell_name
 from autograder.batch import grade_all, warm
 from autograder.grade import Clock, Session, Sessions, judge_activity
 from autograder.labs import grading_for
 from autograder.roster import Submission
 from autograder.sandbox import WorkerFailure
-from autograder.submission import Step, program
+from autograder.submission import Step, program, released
 from autograder.vocabulary import Mistake
 from course.cells import is_optional
 from course.release import solved_notebook, student_notebook
@@ -53,7 +54,9 @@ def visible_steps(lab, activity, answer):
     """The instructor notebook's code up to the activity's check, with `answer` in its place and
     the earlier checks run as a student runs them (a check may use a helper an earlier one
     defines). The code of other optional activities is left out: a student may skip any optional
-    activity, so no other check may depend on it (`visible_controls` confirms it)."""
+    activity, so no other check may depend on it (`visible_controls` confirms it). Each step is
+    named as grading names it in the solved release with `answer` in its cell (`mistaken`)."""
+    cells, places = released(lab)
     steps = []
     for cell in lab.cells:
         if cell.cell_type != "code" or cell.role == "reference":
@@ -61,15 +64,17 @@ def visible_steps(lab, activity, answer):
         needs = {*cell.requires, cell.activity} - {None, activity}
         if any(is_optional(a) for a in needs):
             continue
+        place = places[cell.index]
         if cell.role == "stub":
             source = answer if cell.activity == activity else lab.activities[cell.activity].reference.source
-            steps.append(Step(source, True, f"answer {cell.activity}"))
+            cells[place] = {"source": source}
+            steps.append(Step(source, True, cell_name(cells, place)))
         elif cell.role == "check":
-            steps.append(Step(cell.source, False, f"check {cell.activity}"))
+            steps.append(Step(cell.source, False, f"check {cell_name(cells, place)}"))
             if cell.activity == activity:
                 return steps
         else:
-            steps.append(Step(cell.source, False, f"given cell {cell.index + 1}"))
+            steps.append(Step(cell.source, False, f"given {cell_name(cells, place)}"))
     raise ValueError(f"activity {activity} has no check cell")
 
 

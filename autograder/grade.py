@@ -25,7 +25,8 @@ from autograder.rooms import ROOMS, alone
 from autograder.sandbox import (WALL_FACTOR, WITHOUT_PYTORCH, Limits, Pool, Worker, WorkerFailure, process_scratch,
                                 remove_tree)
 from autograder.secret import course_secret, submission_seed
-from autograder.submission import Step, SubmissionError, answers, identify, load, program, untouched
+from autograder.submission import (Step, SubmissionError, answer_names, answers, identify, load, program,
+                                   untouched)
 from autograder.vocabulary import listing, plural
 from autograder.worker import QUOTED, decode, encode
 from course.syntax import parse
@@ -516,6 +517,7 @@ def grade(path, options=Options(), expected_lab=None):
     clock = Clock(options.limits.submission_seconds, options.limits.reply_bytes)
     steps = program(lab, notebook)
     unchanged = untouched(lab, notebook)
+    where = answer_names(lab, notebook)
     sessions = Sessions(lab, steps, options, clock, grading)
     outcomes, status, replays = {}, "graded", {}
     try:
@@ -538,8 +540,9 @@ def grade(path, options=Options(), expected_lab=None):
                     replays[activity] = replayed(grading, sessions.of(activity), activity, outcome, outcomes)
             if activity in unchanged and not outcome.passed:
                 functions = lab.activities[activity].functions
-                outcome = Outcome(False, "not attempted: your answer cell is still the stub, which raises "
-                                         f"NotImplementedError('Complete Activity {activity}: {functions[0]}'); "
+                outcome = Outcome(False, f"not attempted: your answer cell, {where[f'{activity}-answer']}, is still "
+                                         "the stub, which raises NotImplementedError('Complete Activity "
+                                         f"{activity}: {functions[0]}'); "
                                          f"write {listing(functions)} there", untouched=True)
             outcomes[activity] = outcome
         problems = sessions.problems()
@@ -557,7 +560,7 @@ def grade(path, options=Options(), expected_lab=None):
     if status == "graded" and options.rejudge:
         rejudge_with_reference_engine(grading, steps, outcomes, options, clock, sessions.left_out)
     found = answers(lab, notebook)
-    point_at_pytorch(grading, found, outcomes)
+    point_at_pytorch(grading, found, where, outcomes)
     result = activity_result(name, path, lab, outcomes, problems, status, started)
     result["extra_data"]["phases"] = {key: round(value, 3) for key, value in clock.phases.items()}
     result["extra_data"]["cpu_seconds"] = round(clock.spent, 2)
@@ -698,17 +701,19 @@ def given_imports(lab):
     return "\n".join(dict.fromkeys(statements))
 
 
-def point_at_pytorch(grading, found, outcomes):
+def point_at_pytorch(grading, found, where, outcomes):
     """The static first message: a failed activity graded without PyTorch whose answer cell
-    names PyTorch (or a given helper that calls it) is told where. The grade never depends on it."""
+    (`found`: {answer cell id: its code}, `where`: {answer cell id: its name}) names PyTorch (or a
+    given helper that calls it) is told where. The grade never depends on it."""
     for activity, outcome in outcomes.items():
         if outcome.passed or outcome.untouched or hidden_for(grading, activity) == ():
             continue
         mention = pytorch_mentions(grading.lab, found.get(f"{activity}-answer", ""))
         if mention is not None:
-            outcomes[activity] = Outcome(False, f"{outcome.message.rstrip('.')}. Your answer cell uses PyTorch "
-                                                f"on its line {mention[0]} (`{mention[1][:80]}`); this activity "
-                                                "is graded with NumPy only.")
+            outcomes[activity] = Outcome(False, f"{outcome.message.rstrip('.')}. Your answer cell, "
+                                                f"{where[f'{activity}-answer']}, uses PyTorch on its line "
+                                                f"{mention[0]} (`{mention[1][:80]}`); this activity is graded "
+                                                "with NumPy only.")
 
 
 def activity_result(name, path, lab, outcomes, problems, status, started):

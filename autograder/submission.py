@@ -19,6 +19,7 @@ from pathlib import Path
 
 import nbformat
 
+from autodiff_check.cells import cell_name
 from autograder.errors import GradingProblem
 from course.check_cell import check_cell_source
 
@@ -176,41 +177,61 @@ def locked_sources(lab):
 
 
 def program(lab, notebook):
-    """The steps to run: given code from the lab, the student's code where the student put it."""
+    """The steps to run: given code from the lab, the student's code where the student put it.
+    Every step is named as JupyterLab counts the cells of the notebook as submitted (see
+    given_name for the lab's own code)."""
     ids = {}
     for cell, cell_id in lab.release_cells():
         ids[cell_id] = cell
     by_source = {c.source: c for c in lab.cells if c.cell_type == "code" and c.role in ("given", "check")}
     course_code = {check_cell_source(lab.name)}  # the release's own last cell: nothing to grade, nothing to run
     after = {}  # index of the given cell a student cell follows (None: before all) -> student steps
-    anchor, position = None, 0
-    for cell in notebook.cells:
-        if cell.cell_type != "code":
-            continue
-        position += 1  # JupyterLab numbers no cell: the feedback counts code cells from the top
-        if not cell.source.strip():
-            continue
-        if cell.source in course_code:
+    placed = {}  # index of a given cell -> its index in the notebook, found by its text or else its id
+    anchor = None
+    for position, cell in enumerate(notebook.cells):
+        if cell.cell_type != "code" or not cell.source.strip() or cell.source in course_code:
             continue
         known = by_source.get(cell.source)
         claimed = ids.get(cell.get("id")) or ids.get(_grade_id(cell))
         if known is not None:
-            anchor = known.index if known.role == "given" else anchor
+            if known.role == "given":
+                anchor = known.index
+                placed.setdefault(known.index, position)
             continue
         # Anything else is the student's code, an edited check cell included: running it can
         # only cost the student time, since no score depends on a check cell.
         if claimed is not None and claimed.role == "given" and claimed.cell_type == "code":
             anchor = claimed.index  # a markdown cell's id would attach the code where no step follows
-        first = next(line.strip() for line in cell.source.splitlines() if line.strip())
-        after.setdefault(anchor, []).append(Step(cell.source, True, f"your code cell {position} (counting code "
-                                                                    f"cells from the top; it begins {first[:50]!r})"))
+            placed.setdefault(claimed.index, position)
+        after.setdefault(anchor, []).append(Step(cell.source, True, cell_name(notebook.cells, position)))
     steps = list(after.get(None, []))
     for cell in lab.cells:
         if cell.role == "given" and cell.cell_type == "code":
             if not cell.requires:
-                steps.append(Step(cell.source, False, f"given cell {cell.index + 1}"))
+                steps.append(Step(cell.source, False, given_name(lab, notebook, placed.get(cell.index), cell)))
             steps.extend(after.get(cell.index, []))
     return steps
+
+
+def given_name(lab, notebook, position, cell):
+    """How a message names the lab's given code `cell`: where it is in the student's notebook
+    (`position`; a cell the student edited too, since the released text runs just before the
+    student's). A cell the student deleted has no number of theirs: it is named by the released
+    notebook's, where the student can find it and copy it back."""
+    if position is not None:
+        return f"given {cell_name(notebook.cells, position)}"
+    cells, places = released(lab)
+    return f"given {cell_name(cells, places[cell.index])} of the released notebook (missing from yours)"
+
+
+def released(lab):
+    """The cells of `lab`'s release as cell_name reads them, and {index of a lab cell: its place
+    among them} (reference cells are not released)."""
+    cells, places = [], {}
+    for cell, _ in lab.release_cells():
+        places[cell.index] = len(cells)
+        cells.append({"source": cell.source})
+    return cells, places
 
 
 def _grade_id(cell):
@@ -226,16 +247,24 @@ def untouched(lab, notebook):
 
 
 def answers(lab, notebook):
-    """The student's code for each answer cell, found by cell id or, if ids were lost, by the
-    functions the cell defines."""
-    found = {}
+    """The student's code for each answer cell (see answer_places)."""
+    return {key: notebook.cells[index].source for key, index in answer_places(lab, notebook).items()}
+
+
+def answer_names(lab, notebook):
+    """{answer cell id: the student's cell for it, named as every message names a cell}."""
+    return {key: cell_name(notebook.cells, index) for key, index in answer_places(lab, notebook).items()}
+
+
+def answer_places(lab, notebook):
+    """{answer cell id: the index of the student's cell for it}, found by cell id or, if ids were
+    lost, by the functions the cell defines (the last such cell: the one that counts when run)."""
+    code = [(index, cell) for index, cell in enumerate(notebook.cells) if cell.cell_type == "code"]
+    places = {}
     for activity in lab.activities.values():
         key = f"{activity.id}-answer"
-        for cell in notebook.cells:
-            if cell.cell_type == "code" and (cell.get("id") == key or _grade_id(cell) == key):
-                found[key] = cell.source
-        if key not in found:
-            for cell in notebook.cells:
-                if cell.cell_type == "code" and defined_names(cell.source) & set(activity.functions):
-                    found[key] = cell.source
-    return found
+        found = [index for index, cell in code if cell.get("id") == key or _grade_id(cell) == key] or [
+            index for index, cell in code if defined_names(cell.source) & set(activity.functions)]
+        if found:
+            places[key] = found[-1]
+    return places

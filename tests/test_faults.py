@@ -304,7 +304,8 @@ def test_a_regrade_gives_the_students_cells_no_more_time_than_the_first_run():
 
     grading = grading_for(LAB.name, 0)
     options = Options(limits=Limits(cell_seconds=7.0))
-    steps = [Step("x = 1\n", True, "your code cell 1"), Step("while True:\n    pass\n", True, "your code cell 2")]
+    steps = [Step("x = 1\n", True, "cell 1 (it begins 'x = 1')"),
+             Step("while True:\n    pass\n", True, "cell 2 (it begins 'while True:')")]
     activity, broken = next((activity, needs) for activity, needs in grading.depends.items())
     first = Sessions(LAB, steps, options, Clock(600), grading)
     first.of(activity).skipped[1] = "it did not finish within the time limit"

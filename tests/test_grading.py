@@ -160,8 +160,11 @@ def test_blank_release_scores_zero_naming_each_missing_activity(graded, lab):
     result = graded[3]["blank"]
     assert result["score"] == 0 and failing(result) == set(lab.activities)
     assert result["extra_data"]["diagnoses"] == {}, "an untouched stub is no known mistake"
+    places = [cell.get("id") for cell in read(graded[0] / "blank.ipynb").cells]
     for test in result["tests"]:
-        assert test["output"].startswith("not attempted") and f"Complete Activity {test['name']}:" in test["output"]
+        place = places.index(f"{test['name']}-answer") + 1  # as JupyterLab counts cells
+        assert test["output"].startswith(f"not attempted: your answer cell, cell {place} (it begins ")
+        assert f"Complete Activity {test['name']}:" in test["output"]
 
 
 def test_a_missing_activity_loses_exactly_its_points(graded, lab):
@@ -203,10 +206,15 @@ def test_failed_feedback_counts_the_hidden_checks(graded, lab):
     assert "np.float64(" not in output and "np.int64(" not in output
 
 
-def test_cells_left_out_are_reported(graded):
-    results = graded[3]
-    assert "left out" in results["hang-cell"]["output"] and "time limit" in results["hang-cell"]["output"]
-    assert "left out" in results["exit-cell"]["output"]
+def test_cells_left_out_are_reported(graded, lab):
+    """A cell that ran out of time and one that ended the Python process are named as JupyterLab
+    counts them: their place among all the notebook's cells, from 1, and their first line."""
+    folder, results = graded[0], graded[3]
+    for name, first in (("hang-cell", "while True:"), ("exit-cell", "import os")):
+        activity, notebook = faults(lab)[name][0], read(folder / f"{name}.ipynb")
+        place = [cell.get("id") for cell in notebook.cells].index(f"{activity.id}-answer") + 1
+        assert f"cell {place} (it begins {first!r}) was left out: " in results[name]["output"], results[name]
+    assert "time limit" in results["hang-cell"]["output"]
 
 
 def test_a_wrong_activity_is_not_rescued_by_the_correct_engine(graded, lab):

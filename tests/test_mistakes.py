@@ -5,10 +5,13 @@ engine: tests/test_grading.py).
 The visible checks' catch rate is reported at the end of the run."""
 import pytest
 
-from autograder.catalogue import patched, run_catalogue, visible_controls
+from autograder.catalogue import mistaken, patched, run_catalogue, visible_controls, visible_steps
 from autograder.grade import Options
 from autograder.labs import grading_for
 from autograder.sandbox import Limits
+from autograder.submission import program
+from autograder.vocabulary import Mistake
+from course.release import solved_notebook, student_notebook
 
 
 def test_mistakes_are_distinct(lab):
@@ -22,6 +25,24 @@ def test_patching_replaces_only_the_named_function(lab):
     patched_source = patched(reference, f"def {function}(*args):\n    return 'replaced'\n")
     assert patched_source.count(f"def {function}(") == 1 and "return 'replaced'" in patched_source
     assert all(f"def {other}(" in patched_source for other in activity.functions)
+
+
+def test_the_visible_run_names_cells_as_grading_names_them(lab):
+    """The catalogue runs a visible check on the instructor's cells; it names them as grading
+    names the cells of the solved release with the wrong answer in it: by their place among all
+    its cells, from 1."""
+    activity = list(lab.activities.values())[-1]
+    wrong = Mistake(activity.id, "a slip", "", f"def {activity.functions[0]}(*args):\n    return 0\n")
+    answer, notebook = mistaken(lab, solved_notebook(lab, student_notebook(lab)), wrong)
+    steps = visible_steps(lab, activity.id, answer)
+    graded = {step.source: step.label for step in program(lab, notebook)}
+    given = [step for step in steps if not step.student and step.source in graded]  # demos and checks: not graded
+    assert given and all(step.label == graded[step.source] for step in given)
+    place = [c.get("id") for c in notebook.cells].index(f"{activity.id}-answer")
+    (mine,) = [step for step in steps if step.source == answer]
+    assert mine.label == graded[answer] and mine.label.startswith(f"cell {place + 1} (it begins ")
+    check = [c.get("id") for c in notebook.cells].index(f"{activity.id}-check")
+    assert steps[-1].label.startswith(f"check cell {check + 1} (it begins ")
 
 
 @pytest.fixture(scope="module")

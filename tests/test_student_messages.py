@@ -5,30 +5,99 @@ import re
 import subprocess
 import sys
 
+import nbformat
 import pytest
 from nbclient.exceptions import CellExecutionError
 
-from autograder.grade import Outcome, point_at_failed_cells
-from autograder.submission import Step
+from autodiff_check.cells import cell_name
+from autograder.grade import Clock, Options, Outcome, Session, point_at_failed_cells, point_at_pytorch
+from autograder.labs import course_labs, grading_for
+from autograder.sandbox import Limits
+from autograder.submission import Step, answer_names, answers, program
 from course.execute import execute
+from course.release import solved_notebook, student_notebook
 from tests.adversarial.common import answer
 from tests.helpers import LABS, ROOT, grade_command, lab_notebook, read, results_in
 from tests.submissions import save
 
 
 def test_a_missing_name_points_at_the_failed_cell_that_defines_it():
-    broken = Step("def sum_to_shape(v, shape)\n    return v", True, "your code cell 9 (…)")
-    other = Step("x = 1", True, "your code cell 3 (…)")
+    broken = Step("def sum_to_shape(v, shape)\n    return v", True, "cell 9 (it begins 'def sum_to_shape(v, shape)')")
+    other = Step("x = 1", True, "cell 3 (it begins 'x = 1')")
     outcomes = {"1b": Outcome(False, "failed 5 of 5 hidden checks. The first failure: broadcast (3,): raised "
                                      "NameError: name 'sum_to_shape' is not defined"),
                 "1c": Outcome(False, "failed 1 of 4 hidden checks. The first failure: raised NameError: name "
                                      "'tanh_vjp' is not defined"),
                 "2": Outcome(True, "passed all 3 hidden checks")}
-    point_at_failed_cells([other, broken], ["your code cell 9 (…) raised SyntaxError: expected ':'"], outcomes)
-    assert outcomes["1b"].message.endswith("It is missing because your code cell 9 (…), which defines it, failed "
-                                           "before it could (see the notes above): fix that cell first.")
+    point_at_failed_cells([other, broken], ["cell 9 (it begins 'def sum_to_shape(v, shape)') raised SyntaxError: "
+                                            "expected ':'"], outcomes)
+    assert outcomes["1b"].message.endswith("It is missing because cell 9 (it begins 'def sum_to_shape(v, shape)'), "
+                                           "which defines it, failed before it could (see the notes above): fix "
+                                           "that cell first.")
     assert "missing because" not in outcomes["1c"].message, "no failed cell defines tanh_vjp"
     assert outcomes["2"].message == "passed all 3 hidden checks"
+
+
+def given_code(lab, notebook):
+    """The notebook's cells that hold the lab's given code that runs, in order."""
+    sources = {c.source for c in lab.cells if c.role == "given" and c.cell_type == "code" and not c.requires}
+    return [cell for cell in notebook.cells if cell.source in sources]
+
+
+def test_cells_are_named_as_jupyterlab_counts_them_among_all_cells():
+    """A student's notebook with a note and a cell of their own at the top, a given cell edited, a
+    given cell deleted and a failing cell of their own further down: every step of the program and
+    the error are named by the cell's place among all the notebook's cells (markdown included),
+    from 1, as JupyterLab's status bar shows it, with its first line; the deleted given cell by
+    its place in the released notebook."""
+    lab = course_labs()["tensor_engine"]  # the quickest program to run
+    release = student_notebook(lab)
+    notebook = solved_notebook(lab, release)
+    edited, deleted, before_slip = given_code(lab, notebook)[:3]
+    released_at = [c.source for c in release.cells].index(deleted.source)
+    original = edited.source
+    edited.source = "# my version\n" + original
+    notebook.cells.remove(deleted)
+    cells = notebook.cells
+    cells[0:0] = [nbformat.v4.new_markdown_cell("My notes"), nbformat.v4.new_code_cell("scratch = 1")]
+    slip = nbformat.v4.new_code_cell("1 / 0")
+    after = cells.index(before_slip) + 1
+    cells[after:after] = [nbformat.v4.new_markdown_cell("Trying something"), slip]
+    at = {id(cell): index + 1 for index, cell in enumerate(cells)}  # JupyterLab's "Cell n/N"
+    steps = program(lab, notebook)
+    labels = {(step.source, step.student): step.label for step in steps}
+
+    assert labels["scratch = 1", True] == "cell 2 (it begins 'scratch = 1')"
+    assert labels[edited.source, True] == f"cell {at[id(edited)]} (it begins '# my version')"
+    assert labels[original, False] == f"given cell {at[id(edited)]} (it begins '# my version')", \
+        "the released text of an edited cell is named where the student has it"
+    released_name = cell_name(release.cells, released_at)
+    assert released_name.startswith(f"cell {released_at + 1} (it begins ")
+    assert labels[deleted.source, False] == f"given {released_name} of the released notebook (missing from yours)"
+    slip_label = f"cell {at[id(slip)]} (it begins '1 / 0')"
+    assert labels["1 / 0", True] == slip_label
+    session = Session(lab, steps, Options(Limits(cell_seconds=30), True, warm=False), Clock(600))
+    try:
+        session.start()
+        assert session.problems() == [f"{slip_label} raised ZeroDivisionError: division by zero"]
+    finally:
+        session.close()
+
+
+def test_an_answer_that_uses_pytorch_is_named_where_the_student_has_it():
+    """pt03_autodiff grades every activity with NumPy only; an answer cell that imports torch, in a
+    notebook with a note of the student's above it, is named by its place among all cells."""
+    lab = course_labs()["pt03_autodiff"]
+    notebook = solved_notebook(lab, student_notebook(lab))
+    notebook.cells.insert(0, nbformat.v4.new_markdown_cell("My notes"))
+    first = next(iter(lab.activities))
+    place = [c.get("id") for c in notebook.cells].index(f"{first}-answer")
+    notebook.cells[place].source = "import torch\n" + notebook.cells[place].source
+    outcomes = {first: Outcome(False, "failed 1 of 3 hidden checks.")}
+    point_at_pytorch(grading_for(lab.name), answers(lab, notebook), answer_names(lab, notebook), outcomes)
+    assert outcomes[first].message == (f"failed 1 of 3 hidden checks. Your answer cell, cell {place + 1} (it begins "
+                                       "'import torch'), uses PyTorch on its line 1 (`import torch`); this activity "
+                                       "is graded with NumPy only.")
 
 
 def test_kernels_start_without_the_plain_tcp_warning(tmp_path):
@@ -61,16 +130,15 @@ def graded(tmp_path_factory, release_dir):
     run = subprocess.run(grade_command(batch, "--out", out, "--jobs", "2"), cwd=ROOT, capture_output=True, text=True,
                          timeout=1800)
     assert run.returncode == 0, run.stdout + run.stderr
-    position = 1 + [c.cell_type for c in blank.cells[:[c.id for c in blank.cells].index(f"{first.id}-answer")]
-                    ].count("code")
+    position = 1 + [c.id for c in blank.cells].index(f"{first.id}-answer")  # JupyterLab counts every cell
     return out, results_in(out), first, function, position
 
 
 @pytest.mark.slow
-def test_a_syntax_error_is_named_by_code_cell_and_the_activity_points_at_it(graded):
+def test_a_syntax_error_is_named_by_its_cell_and_the_activity_points_at_it(graded):
     _, results, first, function, position = graded
     result = results["syntax-error"]
-    label = f"your code cell {position} (counting code cells from the top; it begins 'def {function}(a, b, v)')"
+    label = f"cell {position} (it begins 'def {function}(a, b, v)')"
     assert f"{label} raised SyntaxError" in result["output"]
     (test,) = [t for t in result["tests"] if t["name"] == first.id]
     assert f"It is missing because {label}, which defines it, failed before it could" in test["output"]
