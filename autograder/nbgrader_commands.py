@@ -8,7 +8,8 @@
 # allow-list of the commands read to be safe here (nbgrader 0.9's apps: what each one writes),
 # and every other command is refused, deprecated aliases and future ones included.
 from nbgrader.apps import (CollectApp, DbApp, ExportApp, FeedbackApp, GenerateFeedbackApp, ListApp, NbGrader,
-                           NbGraderApp, ReleaseApp, ReleaseAssignmentApp, ReleaseFeedbackApp, ValidateApp, ZipCollectApp)
+                           NbGraderApp, ReleaseApp, ReleaseAssignmentApp, ReleaseFeedbackApp, ValidateApp,
+                           ZipCollectApp)
 from nbgrader.apps.dbapp import (DbAssignmentApp, DbAssignmentListApp, DbStudentAddApp, DbStudentApp,
                                  DbStudentImportApp, DbStudentListApp)
 from traitlets.config import Application
