@@ -26,8 +26,20 @@ from course.release import solved_notebook, student_notebook
 # Validate button in a server started there) reads it: nbgrader's default of 30 s per cell is
 # shorter than a training cell takes on a busy machine, and validation then ends in a "fatal
 # error" that says nothing about the student's work. 600 s is the grader's own nbgrader setting.
+# Any other nbgrader command started there would take the lab's folder for a course folder and
+# write a gradebook or assignment folders into what students are given: it stops at once. (It
+# cannot share the checkout's autograder/nbgrader_commands.py: students get this file alone.)
 VALIDATE_CONFIG = """\
-# Read by `nbgrader validate` run in this folder: the course's time limit for one cell.
+# Read by nbgrader run in this folder: `nbgrader validate` gets the course's time limit for one
+# cell, and any other nbgrader command stops before it writes here.
+from nbgrader.apps import NbGrader, NbGraderApp, ValidateApp
+from traitlets.config import Application
+
+app = Application.instance() if Application.initialized() else None
+if isinstance(app, NbGrader) and type(app) not in (NbGraderApp, ValidateApp):
+    raise SystemExit(f"{app.name}: refused in this folder, which holds one lab as students get it: only "
+                     "`nbgrader validate` runs here; the exchange's commands (fetch_assignment, submit, "
+                     "fetch_feedback) run in the folder that holds it, the instructor's in the course folder")
 c = get_config()  # noqa: F821
 c.Execute.timeout = 600
 """

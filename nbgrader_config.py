@@ -3,6 +3,9 @@
 # writes them. The course's own settings live with the grader.
 import os
 
+# First, before anything below creates a folder: nbgrader's commands that would harm this folder
+# (autograde, generate_assignment and every one not checked) stop there, saying what to run.
+load_subconfig("autograder/nbgrader_commands.py")  # noqa: F821
 c = get_config()  # noqa: F821
 load_subconfig("autograder/nbgrader_config.py")  # noqa: F821
 root = os.path.dirname(os.path.abspath(__file__))

@@ -16,7 +16,7 @@ from nbgrader.nbgraderformat import MetadataValidator
 from build_student import build, main as build_main
 from course import leaks
 from course.leaks import fold, telling_lines
-from tests.helpers import ROOT, lab_notebook, read
+from tests.helpers import LABS, ROOT, lab_notebook, nbgrader, read
 
 
 def release_notebook(folder, lab):
@@ -56,12 +56,24 @@ def test_release_ships_the_data_beside_the_notebook(release_dir, lab):
 
 def test_nbgrader_validate_in_the_lab_folder_allows_the_courses_cell_time(release_dir, lab):
     """nbgrader's own default (30 s a cell) fails a training cell on a busy machine with a fatal
-    error that says nothing about the student's work; the release's config lifts it."""
+    error that says nothing about the student's work; the release's config lifts it. The app is
+    made as the `nbgrader validate` command makes it (the running application), which the
+    config's refusal of every other command must let through."""
     read_there = subprocess.run(
         [sys.executable, "-c", "from nbgrader.apps import ValidateApp\nfrom nbgrader.preprocessors import Execute\n"
-         "app = ValidateApp()\napp.initialize([])\nprint(Execute(parent=app).timeout)"],
+         "app = ValidateApp.instance()\napp.initialize([])\nprint(Execute(parent=app).timeout)"],
         cwd=release_dir / lab.name, capture_output=True, text=True, timeout=120)
     assert read_there.stdout.split()[-1:] == ["600"], read_there.stdout + read_there.stderr
+
+
+def test_no_nbgrader_command_but_validate_writes_into_a_lab_folder(release_dir):
+    """Run in a lab's folder, nbgrader would take it for a course folder: a gradebook there would
+    reach the students with the next release."""
+    folder = release_dir / LABS[0].name
+    before = sorted(folder.rglob("*"))
+    run = nbgrader("db", "student", "list", cwd=folder)
+    assert run.returncode != 0 and "only `nbgrader validate` runs here" in run.stderr, run.stdout + run.stderr
+    assert sorted(folder.rglob("*")) == before
 
 
 def test_no_line_of_any_reference_cell_reaches_the_release(lab, release_dir):
