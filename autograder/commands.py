@@ -150,7 +150,6 @@ def command_grade(args, pool):
     secret = course_secret(args.secret_file)  # a missing or short secret file is said before anything is done
     course = read_course(args.course, course_labs())
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     given = roster(args.paths)
     chosen = given.only(args.lab, args.student)
     if not chosen.submissions:
@@ -168,6 +167,7 @@ def command_grade(args, pool):
         from autograder.distributed import connect
 
         client = connect(args.scheduler)
+    out.mkdir(parents=True, exist_ok=True)  # only now: a run refused above writes nothing
     db_url = args.db or f"sqlite:///{(out / 'gradebook.db').resolve()}"
     gradebook = NoGradebook() if args.no_gradebook else GradebookWriter(db_url, out)
     run, problems, code, writing, todo = {}, [], 0, {"write": 0.0}, []
@@ -266,7 +266,7 @@ def grade_and_write(args, pool, client, out, gradebook, course, todo, secret, ru
     def not_recorded(lost):  # every record of the failed batch: their JSONs stand, and a later run records them
         problems.extend(f"not recorded in the gradebook: {name}: {lost.reason}" for name in lost.names)
 
-    def keep(submission, result, answers):
+    def keep(submission, result, answers, seconds=None):  # seconds: how long a cluster's worker graded it
         started = time.monotonic()
         extra = result["extra_data"]
         extra.update(student=submission.student, lab=submission.lab, path=str(submission.path))
@@ -282,7 +282,7 @@ def grade_and_write(args, pool, client, out, gradebook, course, todo, secret, ru
         except Exception as error:  # the JSON is written; a later run records it (catch_up)
             problems.append(f"not recorded in the gradebook: {submission}: {type(error).__name__}: {error}")
         writing["write"] += time.monotonic() - started
-        progress.finish(submission, result)
+        progress.finish(submission, result, seconds)
 
     for submission in refused:
         keep(submission, error_result(submission.student, submission.path, NO_TIMESTAMP, refusal(submission),
@@ -293,7 +293,7 @@ def grade_and_write(args, pool, client, out, gradebook, course, todo, secret, ru
             from autograder.distributed import Settings, grade_on_cluster
 
             settings = Settings(grading_limits(args), args.sandbox, not args.no_pool)  # each node resolves the sandbox
-            failures = grade_on_cluster(client, submissions, settings, secret, keep, progress.start)
+            failures = grade_on_cluster(client, submissions, settings, secret, keep, progress.queue, progress.start)
             problems += [f"no result, run again: {failure}" for failure in failures]
         elif todo:
             grade_all(submissions, grading_options(args, pool, secret), args.jobs, keep, progress.start)

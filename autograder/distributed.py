@@ -5,10 +5,13 @@ grading nodes share no file system with it; they need the grader installed and t
 (see the README). The client also derives the seed of the submission's hidden inputs from those
 bytes and the course secret, and the seed travels with the task: the secret never leaves the
 client. A task grades one submission in the node's sandbox, forking the worker from a zygote that
-the Dask worker process starts once and keeps, and returns the result as plain data.
-Only the client writes results, the CSV and the gradebook. The scheduler runs a task again
+the Dask worker process starts once and keeps, and returns the result as plain data, with how
+long it ran there (not how long it waited in the queue). As it starts, the task tells the client
+(a Dask event), whose progress then lists it as running rather than queued. Only the client writes
+results, the CSV and the gradebook. The scheduler runs a task again
 elsewhere when its worker is lost; a task that still fails leaves its submission without a
-result, for the next run to grade.
+result, for the next run to grade. A node that cannot grade at all (no course folder where its
+worker looked, or no bubblewrap for `--sandbox bwrap`) stops the run with one message naming it.
 
 The scheduler unpickles every task it is sent, and a scheduler deployed as Dask's documentation
 deploys one has dask and distributed only. So what it unpickles names nothing of ours: each task
@@ -35,9 +38,10 @@ from autograder.sandbox import Limits, Pool, Stopper, choose_sandbox, process_sc
 from autograder.submission import SubmissionError, read_submission
 from autograder.secret import submission_seed
 from autograder.warm import lab_imports
-from course.folder import use_course
+from course.folder import ENVIRONMENT, course_root, is_course, use_course
 
 CONNECT_SECONDS = 5  # a scheduler that has not answered by then will not: say so instead of Dask's 30 s
+STARTED = "autograder-started"  # the topic of the event a task logs as it starts running on its worker
 QUEUED_PER_THREAD = 2  # tasks handed out per worker thread: workers never wait, few notebooks sit in memory
 THREADS_SECONDS = 5  # how often the client asks how many worker threads there are now
 WAIT_FOR_WORKERS = 120  # seconds a cluster without workers gets before the command gives up
@@ -51,6 +55,11 @@ class Settings:
     limits: Limits
     sandbox: str  # auto, bwrap, user or none
     warm: bool
+
+
+class NodeRefused(RuntimeError):
+    """A Dask worker that cannot grade anything as it is set up: no result it could give would
+    differ, so the client stops at the first and names the worker instead of each submission."""
 
 
 class Call:
@@ -68,20 +77,44 @@ _node_lock = threading.Lock()
 _node_options = {}
 
 
-def node_options(settings):
+def node_options(settings, worker):
     """This Dask worker's grading options. Its zygote starts with the first task and lives as
     long as the worker process: it ends by itself when its control socket closes."""
     with _node_lock:
         if settings not in _node_options:
             tempfile.tempdir = node_scratch()
+            folder = course_root()  # $AUTOGRADER_COURSE, or the worker's current folder, as for the command
+            if not is_course(folder):
+                raise NodeRefused(misconfigured(worker, f"{folder} is not a course folder: it holds no lab (no "
+                                                        f"source/<lab>/<lab>.py); {where_it_looked()}",
+                                                COURSE_REMEDY))
+            use_course(folder)
             try:
-                use_course()  # the worker's current folder, or $AUTOGRADER_COURSE, as for the command
                 sandboxed = choose_sandbox(settings.sandbox)
-            except SystemExit as refusal:  # no course here, or --sandbox bwrap on a node without bubblewrap
-                raise RuntimeError(str(refusal)) from None
+            except SystemExit as refusal:  # --sandbox bwrap on a node without bubblewrap, say
+                raise NodeRefused(misconfigured(worker, refusal, "Install what it lacks on that node, or choose "
+                                                                 "another --sandbox")) from None
             pool = Pool.launch(lab_imports) if settings.warm and sandboxed else None
             _node_options[settings] = Options(settings.limits, sandboxed, settings.warm, pool)
         return _node_options[settings]
+
+
+COURSE_REMEDY = (f"Restart that worker in the course folder (`make dask-worker` in the checkout does), or with "
+                 f"${ENVIRONMENT} set to the course folder")
+
+
+def where_it_looked():
+    given = os.environ.get(ENVIRONMENT)
+    return f"${ENVIRONMENT} is {given}" if given else f"${ENVIRONMENT} is not set; the current folder is {Path.cwd()}"
+
+
+def misconfigured(worker, refusal, remedy):
+    """What the operator reads when the Dask `worker` cannot grade: which worker, what is wrong
+    there, and what to do about it."""
+    name = f"{worker.address} ({worker.name})" if str(worker.name) != worker.address else worker.address
+    return (f"the Dask worker {name} is misconfigured and cannot grade any submission: "
+            f"{str(refusal).removeprefix('autograder: ')}. {remedy}; then run the same command again, which "
+            "keeps the results written so far")
 
 
 def watch(worker, key, stopper, done):
@@ -108,14 +141,17 @@ def node_scratch():
 
 
 def grade_task(filename, data, settings, seed, expected_lab=None):
-    """Runs on a Dask worker: (result, answers, versions), dictionaries of plain data, for one
-    notebook given as bytes, its hidden inputs drawn from `seed`, handed in as `expected_lab` (None:
-    any lab)."""
+    """Runs on a Dask worker: (result, answers, versions, seconds), plain data, for one notebook
+    given as bytes, its hidden inputs drawn from `seed`, handed in as `expected_lab` (None: any
+    lab); `seconds` is how long the task ran here."""
     from distributed import get_worker
 
-    options = replace(node_options(settings), seed=seed)  # first: it sets where the folders below go
-    worker, stopper, done = get_worker(), Stopper(), threading.Event()
-    watcher = threading.Thread(target=watch, args=(worker, worker.get_current_task(), stopper, done), daemon=True)
+    began, worker = time.monotonic(), get_worker()
+    key = worker.get_current_task()
+    worker.log_event(STARTED, {"key": key})
+    options = replace(node_options(settings, worker), seed=seed)  # first: it sets where the folders below go
+    stopper, done = Stopper(), threading.Event()
+    watcher = threading.Thread(target=watch, args=(worker, key, stopper, done), daemon=True)
     watcher.start()
     with tempfile.TemporaryDirectory(prefix="submission-") as folder, stopping(stopper):
         path = Path(folder) / filename
@@ -126,7 +162,7 @@ def grade_task(filename, data, settings, seed, expected_lab=None):
             done.set()
     versions = {"grader": grader_version(), "lab": lab_version(result["extra_data"]["lab"]),
                 "worker": worker.address}
-    return result, answers, versions
+    return result, answers, versions, time.monotonic() - began
 
 
 def connect(address):
@@ -169,13 +205,16 @@ def readable(path):
         return None
 
 
-def grade_on_cluster(client, submissions, settings, secret, on_result, on_start=lambda submission: None):
-    """Grade roster.Submissions on the cluster with the course `secret`; call on_start(submission)
-    as each is sent and on_result(submission, result, answers) here as each one finishes. Returns
-    the messages of the submissions left without a result."""
+def grade_on_cluster(client, submissions, settings, secret, on_result, on_queued=lambda submission: None,
+                     on_running=lambda submission: None):
+    """Grade roster.Submissions on the cluster with the course `secret`; call on_queued(submission)
+    as each is sent, on_running(submission) (from another thread) once a worker starts it, and
+    on_result(submission, result, answers, seconds) here as each one finishes, `seconds` being
+    how long it ran on its worker. Returns the messages of the submissions left without a result."""
     from distributed import as_completed
 
     queue, sent, running, failures = list(reversed(submissions)), {}, as_completed(loop=client.loop), []
+    by_key = {}  # a sent task's key -> its submission, for the event its worker logs as it starts
     threads = {"count": 1, "asked": -THREADS_SECONDS}
 
     def hand_out():
@@ -191,20 +230,29 @@ def grade_on_cluster(client, submissions, settings, secret, on_result, on_start=
             call = Call(grade_task, submission.path.name, data, settings, submission_seed(secret, data),
                         submission.expected)
             future = client.submit(pickle.loads, pickle.dumps(call), key=f"grade-{uuid.uuid4().hex}", pure=False)
-            sent[future] = submission
+            sent[future] = by_key[future.key] = submission
             running.add(future)
-            on_start(submission)
+            on_queued(submission)
+
+    def started(event):  # (the scheduler's time, the worker's message), in the client's own thread
+        submission = by_key.get(event[1]["key"])
+        if submission is not None:
+            on_running(submission)
 
     def interrupt(number, frame):  # a service manager's stop: as Ctrl-C, so the tasks are cancelled
         raise KeyboardInterrupt
 
     terminate = signal.signal(signal.SIGTERM, interrupt)
+    client.subscribe_topic(STARTED, started)
     try:
         hand_out()
         for future in running:
             submission = sent.pop(future)
+            by_key.pop(future.key, None)
             try:
-                result, answers, versions = future.result()
+                result, answers, versions, seconds = future.result()
+            except NodeRefused as refusal:
+                raise SystemExit(f"autograder: {refusal}") from None
             except Exception as error:  # e.g. KilledWorker: its workers kept dying; no result is written
                 failures.append(f"{submission}: {type(error).__name__}: {error}")
             else:
@@ -215,10 +263,11 @@ def grade_on_cluster(client, submissions, settings, secret, on_result, on_start=
                                      f"{grader_version()}, lab {lab} {versions['lab']} against {lab_version(lab)}); "
                                      "install the same checkout on every grading node and run again")
                 result["extra_data"]["path"] = str(submission.path)
-                on_result(submission, result, answers)
+                on_result(submission, result, answers, seconds)
             hand_out()
     finally:  # interrupted or refused: what is still queued on the cluster is of no use to anyone
         signal.signal(signal.SIGTERM, terminate)
+        client.unsubscribe_topic(STARTED)
         if sent:
             client.cancel(list(sent), force=True)
     return failures

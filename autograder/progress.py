@@ -4,7 +4,9 @@ end, what it came to.
 On a terminal, one line redrawn every second: done/total, elapsed time, an estimate of the rest,
 and what is being graded now and for how long. In a log (no terminal: CI, `nohup`), one plain
 line per finished submission, and every minute a line naming what is still running, so that a
-silent log always means a stopped grader.
+silent log always means a stopped grader. On a Dask cluster, a submission sent but not yet
+started by a worker is counted as queued, apart from those running, and its time is counted from
+its start on the worker.
 """
 import shutil
 import sys
@@ -51,22 +53,36 @@ class Progress:
         self.stream = stream or sys.stderr
         self.total, self.done, self.started = total, 0, time.monotonic()
         self.running = {}  # label -> when it started
+        self.queued, self.finished = set(), set()  # sent to a cluster and not started yet; done
         self.terminal = self.stream.isatty()
         self._lock, self._stop = threading.Lock(), threading.Event()
         self._ticker = threading.Thread(target=self._tick, daemon=True)
         if total:
             self._ticker.start()
 
+    def queue(self, label):
+        """`label` waits for a worker of the cluster."""
+        with self._lock:
+            self.queued.add(printable(label))
+
     def start(self, label):
         with self._lock:
-            self.running[printable(label)] = time.monotonic()
+            label = printable(label)
+            if label not in self.finished:  # a cluster's word that a task started may come after its result
+                self.queued.discard(label)
+                self.running[label] = time.monotonic()
 
-    def finish(self, label, result):
+    def finish(self, label, result, seconds=None):
+        """`label` is done; `seconds`, when given, is how long it ran (on a cluster's worker)."""
         with self._lock:
             label = printable(label)
             began = self.running.pop(label, None)
+            self.queued.discard(label)
+            self.finished.add(label)
             self.done += 1
-            took = f" ({time.monotonic() - began:.1f} s)" if began is not None else ""
+            if seconds is None and began is not None:
+                seconds = time.monotonic() - began
+            took = f" ({seconds:.1f} s)" if seconds is not None else ""
             if self.terminal:
                 self._clear()
             self.stream.write(f"[{self.done}/{self.total} {clock(self.elapsed())}] {label}: "
@@ -79,14 +95,22 @@ class Progress:
         return time.monotonic() - self.started
 
     def line(self):
-        """The status line: done/total, elapsed, the estimate, and what runs now (longest first)."""
+        """The status line: done/total, elapsed, the estimate, what runs now (longest first) and
+        how many wait for a worker."""
         elapsed = self.elapsed()
         left = f", about {clock(elapsed / self.done * (self.total - self.done))} left" if self.done else ""
+        running = self.now_running()
+        return "; ".join([f"{self.done}/{self.total} done, {clock(elapsed)} elapsed{left}",
+                          *([f"grading {running}"] if running else []), *self.waiting()])
+
+    def now_running(self):
+        """'s01/lab 0:12, s02/lab 0:03': what runs now, longest first, and for how long."""
         now = time.monotonic()
         running = sorted(self.running.items(), key=lambda item: item[1])
-        shown = ", ".join(f"{label} {clock(now - since)}" for label, since in running)
-        return f"{self.done}/{self.total} done, {clock(elapsed)} elapsed{left}" + (
-            f"; grading {shown}" if shown else "")
+        return ", ".join(f"{label} {clock(now - since)}" for label, since in running)
+
+    def waiting(self):
+        return [f"{len(self.queued)} queued, not started yet"] if self.queued else []
 
     def _draw(self):
         width = shutil.get_terminal_size((100, 20)).columns - 1
@@ -102,9 +126,10 @@ class Progress:
                 if self.terminal:
                     self._clear()
                     self._draw()
-                elif self.running:
-                    self.stream.write(f"[{self.done}/{self.total} {clock(self.elapsed())}] still running: "
-                                      + self.line().split("; grading ", 1)[-1] + "\n")
+                elif self.running or self.queued:
+                    running = self.now_running()
+                    self.stream.write(f"[{self.done}/{self.total} {clock(self.elapsed())}] " + "; ".join(
+                        [*([f"still running: {running}"] if running else []), *self.waiting()]) + "\n")
                 self.stream.flush()
 
     def close(self):

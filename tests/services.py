@@ -97,12 +97,13 @@ def tls_flags(files, role):
 
 
 @contextmanager
-def dask_cluster(folder, workers=2, python=sys.executable, course=ROOT, tls=None):
+def dask_cluster(folder, workers=2, python=sys.executable, course=ROOT, tls=None, environment=None):
     """A cluster deployed as Dask deploys one, every process of its own on random ports of
     127.0.0.1: a scheduler run from an empty folder by `stock_python`, which has dask and
     distributed but not the grader, and `workers` single-threaded workers run by `python` (one that
     imports the grader as installed) in the course folder `course`, none with PYTHONPATH. With
     `tls` (tls_files), every connection is TLS with those certificates, and nothing else is taken.
+    `environment` adds to the workers' own (a misconfigured node's, say).
     Yields .address, .workers (their Popen objects, one process group each), .temporary (each
     worker's TMPDIR, a folder of its own), .security (what a client needs, or None),
     .scheduler_python and .scheduler_folder."""
@@ -142,7 +143,7 @@ def dask_cluster(folder, workers=2, python=sys.executable, course=ROOT, tls=None
                                "--nthreads", "1", "--memory-limit", "0",
                                "--local-directory", str(Path(folder) / f"worker-{number}"),
                                *(tls_flags(tls, "worker") if tls else []), cwd=course, log=log,
-                               TMPDIR=str(temporary[number]))
+                               TMPDIR=str(temporary[number]), **(environment or {}))
                          for number in range(workers)]
             with Client(address, security=security, set_as_default=False) as client:
                 client.wait_for_workers(workers, timeout=HANG_SECONDS)

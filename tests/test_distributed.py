@@ -3,7 +3,8 @@ has dask and distributed but not the grader, and two workers that have the grade
 installs it and the course folder as their current folder, each a process of its own on
 127.0.0.1. It gives the class the record that `--jobs 2` gives it, even when a worker dies
 mid-batch, and through TLS; a client that dies or is stopped leaves nothing running; one that
-cannot reach its scheduler says so within seconds."""
+cannot reach its scheduler says so within seconds and writes nothing. A worker that cannot grade
+is named once, as misconfigured; a task is queued until its worker starts it, and timed from then."""
 import csv
 import os
 import signal
@@ -14,6 +15,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from autograder.distributed import Settings, grade_on_cluster
+from autograder.roster import Submission
+from autograder.sandbox import Limits
 from tests.classroom import check_record, grade_class
 from tests.helpers import LABS, ROOT, comparable, grade_command, lab_notebook, read, records_in
 from tests.installed import clean_environment, course_copy, installed_environment
@@ -162,7 +166,7 @@ def test_a_tls_cluster_grades_and_refuses_a_client_without_its_certificates(node
             assert refused.returncode != 0
             assert said in refused.stderr and address in refused.stderr, refused.stderr
             assert "Traceback" not in refused.stderr and "Exception ignored" not in refused.stderr, refused.stderr
-        assert not any((tmp_path / "refused").iterdir())
+        assert not (tmp_path / "refused").exists()
         out = tmp_path / "out"
         run = subprocess.run(grade_class(a_class, "--out", out, "--scheduler", cluster.address,
                                          *tls_flags(files, "client"), given=[a_class / "s03"]),
@@ -205,4 +209,59 @@ def test_an_unreachable_scheduler_is_a_clear_error_within_seconds_and_writes_not
     assert f"cannot reach the Dask scheduler at {address}" in run.stderr
     assert "Traceback" not in run.stderr and "Exception ignored" not in run.stderr, run.stderr
     assert seconds < REFUSED_SECONDS, f"{seconds:.1f} s to give up"
-    assert not list((tmp_path / "out").iterdir())
+    assert not (tmp_path / "out").exists()
+
+
+def checkout_worker(**environment):
+    """A worker's environment in which it imports this checkout's grader, as the client does,
+    from whatever folder it is started in."""
+    return {"PYTHONPATH": str(ROOT), **environment}
+
+
+def empty_notebooks(folder, count, lab=LABS[0].name):
+    """`count` students' small files in nbgrader's layout, which the client sends as they are:
+    each is graded on a worker, quickly, as not a notebook."""
+    for number in range(count):
+        (folder / f"s{number}" / lab).mkdir(parents=True)
+        (folder / f"s{number}" / lab / f"{lab}.ipynb").write_text("{}")
+    return sorted(folder.glob("*/*/*.ipynb"))
+
+
+def test_a_worker_without_a_course_is_named_once_as_misconfigured_and_nothing_is_left_to_run_again(tmp_path):
+    nowhere = tmp_path / "nowhere"
+    nowhere.mkdir()
+    notebooks = empty_notebooks(tmp_path / "submitted", 3)
+    with dask_cluster(tmp_path / "cluster", workers=1,
+                      environment=checkout_worker(AUTOGRADER_COURSE=str(nowhere))) as cluster:
+        run = subprocess.run(grade_command(*notebooks, "--out", tmp_path / "out", "--scheduler", cluster.address),
+                             cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert run.returncode != 0
+    said = [line for line in run.stderr.splitlines() if "misconfigured" in line]
+    assert len(said) == 1, run.stderr
+    assert "(worker-0) is misconfigured and cannot grade any submission" in said[0], said[0]
+    assert f"{nowhere} is not a course folder" in said[0] and f"$AUTOGRADER_COURSE is {nowhere}" in said[0]
+    assert "Restart that worker in the course folder" in said[0]
+    assert "no result, run again" not in run.stderr and "Traceback" not in run.stderr, run.stderr
+
+
+def test_a_task_is_queued_until_its_worker_starts_it_and_timed_from_then(tmp_path):
+    from distributed import Client
+
+    submissions = [Submission(path.parent.parent.name, path.stem, path) for path in empty_notebooks(tmp_path / "given", 3)]
+    seen = []
+    with dask_cluster(tmp_path / "cluster", workers=1, environment=checkout_worker()) as cluster, \
+            Client(cluster.address, set_as_default=False) as client:
+        failures = grade_on_cluster(client, submissions, Settings(Limits(), "none", warm=False), b"s" * 32,
+                                    on_result=lambda submission, result, answers, seconds=None:
+                                    seen.append(("done", str(submission), seconds)),
+                                    on_queued=lambda submission: seen.append(("queued", str(submission))),
+                                    on_running=lambda submission: seen.append(("running", str(submission))))
+        wait_for(lambda: sum(event[0] == "running" for event in seen) == len(submissions), "every task's start")
+    assert failures == []
+    for submission in map(str, submissions):
+        events = [event for event in seen if event[1] == submission]
+        assert [event[0] for event in events[:2]] == ["queued", "running"], seen
+        (done,) = [event for event in events if event[0] == "done"]
+        assert isinstance(done[2], float) and done[2] >= 0, done
+    # One worker thread, two tasks handed out per thread: the second waits queued while the first runs.
+    assert [event[0] for event in seen[:2]] == ["queued", "queued"], seen

@@ -1,7 +1,8 @@
 """What a run shows while it runs (autograder/progress.py): on a terminal a status line with
 done/total, the time elapsed, an estimate and what is being graded now; in a log one plain line
-per finished submission and, every minute, what is still running; and at the end a summary that
-counts each status and names what was not graded, what is missing and what was skipped."""
+per finished submission and, every minute, what is still running (on a cluster, apart from what
+is queued); and at the end a summary that counts each status and names what was not graded, what
+is missing and what was skipped."""
 import io
 import re
 import time
@@ -73,6 +74,25 @@ def test_a_terminal_gets_a_status_line_with_the_estimate_and_what_runs_now(monke
     # The figures depend on how fast this machine is now; their places do not.
     assert re.match(r"1/4 done, \d+:\d\d elapsed, about \d+:\d\d left; grading s02/scalar_engine \d+:\d\d", line), line
     assert "\r1/4 done" in stream.getvalue() and "\033[K" in stream.getvalue()
+
+
+def test_a_cluster_run_tells_queued_from_running_and_times_a_task_from_its_start(monkeypatch):
+    monkeypatch.setattr(progress, "LOG_TICK", 0.05)
+    stream = io.StringIO()
+    shown = Progress(3, stream)
+    for label in ("s01/a", "s02/a", "s03/a"):
+        shown.queue(label)
+    assert shown.line().endswith("0:00 elapsed; 3 queued, not started yet")
+    shown.start("s01/a")
+    assert re.search(r"; grading s01/a \d+:\d\d; 2 queued, not started yet$", shown.line()), shown.line()
+    time.sleep(0.3)
+    shown.finish("s01/a", graded(), seconds=2.5)  # as its worker timed it, queueing apart
+    shown.start("s01/a")  # the word that it started, come after its result: it runs no more
+    assert shown.line().endswith("; 2 queued, not started yet"), shown.line()
+    shown.close()
+    text = stream.getvalue()
+    assert "] still running: s01/a 0:00; 2 queued, not started yet\n" in text
+    assert "[1/3 0:00] s01/a: graded, 14/14 + 4 bonus (2.5 s)\n" in text
 
 
 def test_names_cannot_move_the_cursor():
