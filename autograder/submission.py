@@ -11,7 +11,6 @@ on them.
 import errno
 import json
 import os
-import re
 import stat
 import warnings
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from pathlib import Path
 
 import nbformat
 
+from autodiff_check.released import answer_sources, grade_id
 from autograder.errors import GradingProblem
 from course.check_cell import check_cell_source
 
@@ -146,10 +146,6 @@ def nested_deeper(value, limit):
     return False
 
 
-def defined_names(source):
-    return set(re.findall(r"^def (\w+)\s*\(", source, re.MULTILINE))
-
-
 def identify(notebook, labs):
     """The lab a notebook belongs to, from its structure: the lab whose locked cells (every cell
     nbgrader locks in the release, i.e. all but the answers) it holds the most of, matched by their
@@ -193,7 +189,7 @@ def program(lab, notebook):
         if cell.source in course_code:
             continue
         known = by_source.get(cell.source)
-        claimed = ids.get(cell.get("id")) or ids.get(_grade_id(cell))
+        claimed = ids.get(cell.get("id")) or ids.get(grade_id(cell))
         if known is not None:
             anchor = known.index if known.role == "given" else anchor
             continue
@@ -213,11 +209,6 @@ def program(lab, notebook):
     return steps
 
 
-def _grade_id(cell):
-    nbgrader = cell.get("metadata", {}).get("nbgrader", {})
-    return nbgrader.get("grade_id") if isinstance(nbgrader, dict) else None
-
-
 def untouched(lab, notebook):
     """The activities whose answer cell still holds the stub, character for character."""
     found = answers(lab, notebook)
@@ -227,15 +218,5 @@ def untouched(lab, notebook):
 
 def answers(lab, notebook):
     """The student's code for each answer cell, found by cell id or, if ids were lost, by the
-    functions the cell defines."""
-    found = {}
-    for activity in lab.activities.values():
-        key = f"{activity.id}-answer"
-        for cell in notebook.cells:
-            if cell.cell_type == "code" and (cell.get("id") == key or _grade_id(cell) == key):
-                found[key] = cell.source
-        if key not in found:
-            for cell in notebook.cells:
-                if cell.cell_type == "code" and defined_names(cell.source) & set(activity.functions):
-                    found[key] = cell.source
-    return found
+    functions the cell defines (as the student's check finds it)."""
+    return answer_sources(notebook.cells, {activity.id: activity.functions for activity in lab.activities.values()})

@@ -10,7 +10,7 @@ from nbclient.exceptions import CellExecutionError
 
 from autograder.grade import Outcome, point_at_failed_cells
 from autograder.submission import Step
-from course.execute import execute
+from autodiff_check.execute import execute
 from tests.adversarial.common import answer
 from tests.helpers import LABS, ROOT, grade_command, lab_notebook, read, results_in
 from tests.submissions import save
@@ -32,7 +32,7 @@ def test_a_missing_name_points_at_the_failed_cell_that_defines_it():
 
 
 def test_kernels_start_without_the_plain_tcp_warning(tmp_path):
-    code = ("import nbformat\nfrom course.execute import execute\n"
+    code = ("import nbformat\nfrom autodiff_check.execute import execute\n"
             "notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell('print(6 * 7)')])\n"
             f"execute(notebook, {str(tmp_path)!r})\nprint(notebook.cells[0].outputs[0]['text'], end='')\n")
     run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
