@@ -110,6 +110,15 @@ def test_the_wheel_holds_the_grader_and_none_of_the_course(wheel):
     assert not [n for n in names if re.match(r"(source|release|data|tests|bench|submitted)/", n)]
 
 
+def test_the_students_wheel_holds_the_check_and_the_released_cells_and_nothing_of_the_grader(tmp_path):
+    with zipfile.ZipFile(build_wheel(tmp_path, ROOT / "student")) as archive:
+        names = archive.namelist()
+    for needed in ("autodiff_check/__main__.py", "autodiff_check/check.py",
+                   *(f"autodiff_check/labs/{lab.name}.json" for lab in LABS)):
+        assert needed in names, f"the student's wheel lacks {needed}"
+    assert not [name for name in names if name.startswith(("autograder/", "course/", "build_student"))]
+
+
 # Installing and grading is the same for every lab: the first lab's notebooks are graded.
 FIRST = LABS[0]
 
