@@ -8,6 +8,7 @@ from nbgrader.preprocessors import CheckCellMetadata, ComputeChecksums, LockCell
 
 from course.cells import Cell, LabError, is_optional
 from course.check_cell import CHECK_CELL_ID, check_cell_source
+from autodiff_check.released import release_digest
 from autograder.labs import HERE
 from autograder.sandbox import Limits
 from course.leaks import find_leaks
@@ -45,6 +46,7 @@ def student_notebook(lab):
     notebook.nbformat_minor = NBFORMAT_MINOR
     for step in (CheckCellMetadata(), LockCells(), ComputeChecksums()):
         notebook, _ = step.preprocess(notebook, {})
+    notebook.metadata["course"]["release"] = release_digest(notebook.cells)
     leaks = find_leaks(lab, notebook)
     if leaks:
         raise LabError(f"{lab.path}: instructor material would reach the release:\n  " + "\n  ".join(leaks))
@@ -64,7 +66,8 @@ def uses_pytorch(lab):
 
 def course_metadata(lab):
     """What the student's check (autodiff_check) reads of the lab in the notebook itself: its
-    activities, which are graded with NumPy only, and the grader's CPU seconds for one cell."""
+    activities, which are graded with NumPy only, and the grader's CPU seconds for one cell (and
+    the digest of the release, added once its cells are final)."""
     pytorch = uses_pytorch(lab)
     activities = [{"id": a.id, "title": a.title, "optional": a.optional, "functions": list(a.functions),
                    "numpy_only": a.id not in pytorch} for a in lab.activities.values()]

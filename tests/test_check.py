@@ -11,7 +11,8 @@ import nbformat
 import pytest
 
 from autodiff_check import CHECKING
-from autodiff_check.released import activity_problems, course_of, locked_problems, release_of, restore
+from autodiff_check.released import (activity_problems, course_of, locked_problems, release_of, release_problems,
+                                     restore)
 from autograder.check import grader_reading
 from autograder.policy import policy_problems
 from build_student import CELLS
@@ -148,6 +149,14 @@ def test_the_staff_check_adds_the_graders_reading(solved_dir, tmp_path):
     path = save(read(lab_notebook(solved_dir, FIRST)), folder, other.name)
     assert grader_reading(path)(read(path)) == [f"this notebook is lab {FIRST.name}, but its folder hands it in as "
                                                 f"lab {other.name}: the grader would grade it as neither"]
+
+
+def test_a_notebook_of_another_release_than_the_package_is_told(release_dir, lab):
+    course = read(lab_notebook(release_dir, lab)).metadata["course"]
+    assert release_problems(course, release_of(lab.name)) == []
+    older = {**course, "release": "0" * 16}  # the notebook of a release the course has since changed
+    (said,) = release_problems(older, release_of(lab.name))
+    assert said.startswith(f"this notebook and this autodiff_check come from different releases of lab {lab.name}")
 
 
 def test_the_released_cells_are_what_a_build_writes(lab):

@@ -17,7 +17,7 @@ from autodiff_check import CHECKING
 from autodiff_check.cells import cell_name
 from autodiff_check.execute import errors, execute
 from autodiff_check.released import (CheckError, activity_problems, course_of, locked_problems, read_notebook,
-                                     release_of, untouched)
+                                     release_of, release_problems, untouched)
 
 # Wall-clock seconds for one cell, as nbgrader's Validate allows in the release folder: the grader's
 # own limit (the notebook's metadata.course.cell_seconds, CPU seconds) is reported per cell instead.
@@ -133,7 +133,7 @@ def check(path, more_problems=()):
         course = course_of(notebook)
         release = release_of(course["lab"])
         problems = [line for more in more_problems for line in more(notebook)]
-        problems += locked_problems(notebook, release, Path(path).name) + activity_problems(notebook, course, release)
+        problems += release_problems(course, release) + locked_problems(notebook, release, Path(path).name) + activity_problems(notebook, course, release)
     except CheckError as error:
         print(f"autodiff_check: {path}: {error}", file=sys.stderr)
         return 1

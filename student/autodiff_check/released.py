@@ -7,6 +7,7 @@ build_student.py writes beside release/): a student can edit or delete a locked 
 notebook, but not the package's copy, so an edit is found and a deleted cell can be put back.
 Those files hold what the release holds and nothing more (no reference solution, no hidden case;
 tests/test_check.py proves it with the build's own leak finder)."""
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -73,6 +74,23 @@ def position(notebook, released):
 
 def locked(cell):
     return bool(cell.metadata.get("nbgrader", {}).get("locked"))
+
+
+def release_digest(cells):
+    """A digest of the locked cells of a release: the notebook's metadata.course.release holds its
+    release's, so that a notebook and a package of different releases are told apart."""
+    locked_text = [[cell.id, cell.source] for cell in cells if locked(cell)]
+    return hashlib.sha256(json.dumps(locked_text).encode("utf-8")).hexdigest()[:16]
+
+
+def release_problems(course, release):
+    """Whether the notebook and this package come from different releases of the lab: then the
+    locked cells named as edited may differ for that reason alone."""
+    if course.get("release") == release_digest(release):
+        return []
+    return [f"this notebook and this autodiff_check come from different releases of lab {course['lab']}, so a locked "
+            "cell named below may differ for that reason alone: take the check from the course folder your "
+            f"notebook came from, or {REINSTALL} from the current one and compare with its release"]
 
 
 def restore_command(notebook_name, released):
