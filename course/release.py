@@ -6,11 +6,11 @@ import json
 import nbformat
 from nbgrader.preprocessors import CheckCellMetadata, ComputeChecksums, LockCells
 
-from course.cells import Cell, LabError, is_optional
-from course.check_cell import CHECK_CELL_ID, check_cell_source
 from autodiff_check.released import release_digest
 from autograder.labs import HERE
 from autograder.sandbox import Limits
+from course.cells import Cell, LabError, is_optional
+from course.check_cell import CHECK_CELL_ID, check_cell_source
 from course.leaks import find_leaks
 from course.syntax import parse
 
