@@ -1,7 +1,8 @@
 """Build the student notebooks from the instructor notebooks.
 
-    python build_student.py               write release/<lab>/<lab>.ipynb (and its data) for every lab
-    python build_student.py --check       exit 1, naming the file, if release/ is not what a build writes
+    python build_student.py               write release/<lab>/<lab>.ipynb (and its data) for every lab, and
+                                          student/autodiff_check/labs/<lab>.json, its released cells
+    python build_student.py --check       exit 1, naming the file, if either is not what a build writes
     python build_student.py --solved DIR  write DIR/<lab>/<lab>.ipynb with the reference solutions filled in
 
 A build refuses to write anything when a lab breaks the tag vocabulary or when instructor
@@ -19,7 +20,7 @@ import nbformat
 
 from course.cells import LabError
 from course.labs import ROOT, find_labs
-from course.release import solved_notebook, student_notebook
+from course.release import released_cells, solved_notebook, student_notebook
 
 
 # Beside each notebook, so that `nbgrader validate` run in the lab's folder (or JupyterLab's
@@ -53,8 +54,13 @@ def write_lab(lab, notebook, folder):
     lab.copy_data(folder)
 
 
-def build(out, solved=False, source=ROOT / "source"):
-    """Build every lab in `source` into `out`; return the lab folders written. A lab whose
+# The student's check compares a notebook with these, and restores a locked cell from them.
+CELLS = ROOT / "student" / "autodiff_check" / "labs"
+
+
+def build(out, solved=False, source=ROOT / "source", cells=None):
+    """Build every lab in `source` into `out` (and its released cells into `cells`, if given);
+    return the lab folders written. A lab whose
     executed .ipynb no longer matches its .py is built all the same (the release comes from the
     .py alone), with a warning: the instructor's executed copy shows outputs of other code."""
     folders = []
@@ -66,6 +72,9 @@ def build(out, solved=False, source=ROOT / "source"):
         if solved:
             notebook = solved_notebook(lab, notebook)
         write_lab(lab, notebook, out / lab.name)
+        if cells is not None:
+            cells.mkdir(parents=True, exist_ok=True)
+            (cells / f"{lab.name}.json").write_text(released_cells(notebook), encoding="utf-8")
         folders.append(out / lab.name)
     return folders
 
@@ -87,6 +96,8 @@ def main(argv=None):
     mode.add_argument("--solved", type=Path, metavar="DIR", help="write solved notebooks to DIR")
     parser.add_argument("--source", type=Path, default=ROOT / "source", help="instructor notebooks (default: source/)")
     parser.add_argument("--release", type=Path, default=ROOT / "release", help="student notebooks (default: release/)")
+    parser.add_argument("--cells", type=Path, default=CELLS, help="the student check's released cells "
+                        "(default: student/autodiff_check/labs/)")
     args = parser.parse_args(argv)
     try:
         if args.solved:
@@ -94,20 +105,24 @@ def main(argv=None):
                 print(f"wrote {folder}")
             return 0
         with tempfile.TemporaryDirectory() as scratch:
-            fresh = Path(scratch) / "release"
-            build(fresh, source=args.source)
+            fresh, cells = Path(scratch) / "release", Path(scratch) / "labs"
+            build(fresh, source=args.source, cells=cells)
             if args.check:
-                stale = stale_files(fresh, args.release)
+                stale = stale_files(fresh, args.release) + stale_files(cells, args.cells)
                 for path in stale:
                     print(f"stale: {path} is not what build_student.py writes now", file=sys.stderr)
                 if stale:
-                    print("run `python build_student.py` (or `make release`) and commit release/", file=sys.stderr)
+                    print("run `python build_student.py` (or `make release`) and commit release/ and "
+                          f"{args.cells}", file=sys.stderr)
                     return 1
                 print(f"{args.release} is up to date")
                 return 0
             if args.release.exists():
                 shutil.rmtree(args.release)
             shutil.copytree(fresh, args.release)
+            if args.cells.exists():
+                shutil.rmtree(args.cells)
+            shutil.copytree(cells, args.cells)
             for lab_folder in sorted(args.release.iterdir()):
                 print(f"wrote {lab_folder}")
         return 0

@@ -111,8 +111,9 @@ def main(argv=None):
     bundle = commands.add_parser("gradescope", help="write a lab's Gradescope autograder bundle")
     bundle.add_argument("lab", help="the lab, as named in source/")
     bundle.add_argument("--out", required=True, metavar="FILE.zip", help="where the bundle goes")
-    checking = commands.add_parser("check", help="before submitting: run a notebook's visible checks in a fresh "
-                                                 "kernel and read it as the grader will (no hidden checks)")
+    checking = commands.add_parser("check", help="a student's check (python -m autodiff_check) with the grader's own "
+                                                 "reading of the notebook: its visible checks in a fresh kernel, no "
+                                                 "hidden checks")
     checking.add_argument("notebook", metavar="NOTEBOOK", help="the student notebook (.ipynb)")
     for command in (grading, catalogue, prints, mutation):
         command.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="submissions graded at once")

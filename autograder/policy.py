@@ -6,17 +6,15 @@ is graded in a worker that never imported PyTorch and cannot import it, so no ro
 one built from strings, a reference saved earlier, ``sys.modules``, a given helper that calls
 PyTorch) lets an answer hand its work to PyTorch. The activity's text in the notebook says so.
 """
-import ast
 import re
 
+from autodiff_check.policy import NUMPY_ONLY, pytorch_names
+from autodiff_check.policy import pytorch_mentions as mentions
 from autograder.sandbox import WITHOUT_PYTORCH
 from course.syntax import parse
 
-# What the notebook says under the heading of every activity graded without PyTorch.
-NUMPY_ONLY = "Graded with NumPy only: PyTorch is not available to these functions when graded."
 NEEDED_PYTORCH = ("This activity is graded with NumPy only, and your code needed PyTorch, which is not "
                   "available to this activity's functions when graded: write them with NumPy.")
-TORCH_MODULES = re.compile(r"^(torch|functorch|torchgen)(\.|$)")
 
 
 def hidden_for(grading, activity):
@@ -24,41 +22,14 @@ def hidden_for(grading, activity):
     return () if activity in grading.uses_pytorch else WITHOUT_PYTORCH
 
 
-def pytorch_names(lab):
-    """The names the lab's given code binds to PyTorch: its imports of torch modules and the
-    given functions and classes that use them (a given helper that calls PyTorch)."""
-    names, definitions = set(), {}
-    for cell in lab.cells:
-        if cell.role != "given" or cell.cell_type != "code":
-            continue
-        try:
-            tree = parse(cell.source)
-        except SyntaxError:
-            continue
-        for node in tree.body:
-            if isinstance(node, ast.Import):
-                names |= {(a.asname or a.name).split(".")[0] for a in node.names if TORCH_MODULES.match(a.name)}
-            elif isinstance(node, ast.ImportFrom) and node.module and TORCH_MODULES.match(node.module):
-                names |= {a.asname or a.name for a in node.names}
-            elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-                definitions[node.name] = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-    grown = True
-    while grown:  # a helper that calls a helper that calls PyTorch
-        found = {name for name, used in definitions.items() if used & names} - names
-        names |= found
-        grown = bool(found)
-    return names
+def given_code(lab):
+    return [cell.source for cell in lab.cells if cell.role == "given" and cell.cell_type == "code"]
 
 
 def pytorch_mentions(lab, source):
     """The first line of an answer cell that names PyTorch or a given helper built on it, as
-    (line number, text), or None: the static first message, never the guard."""
-    words = pytorch_names(lab) | {"torch"}
-    for number, line in enumerate(source.splitlines(), start=1):
-        code = line.split("#", 1)[0]
-        if any(re.search(rf"\b{re.escape(word)}\b", code) for word in words):
-            return number, line.strip()
-    return None
+    (line number, text), or None (autodiff_check.policy, which the student's check shares)."""
+    return mentions(pytorch_names(given_code(lab), parse), source)
 
 
 def policy_problems(lab, uses_pytorch):

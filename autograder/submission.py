@@ -11,7 +11,6 @@ on them.
 import errno
 import json
 import os
-import re
 import stat
 import warnings
 from dataclasses import dataclass
@@ -20,6 +19,8 @@ from pathlib import Path
 import nbformat
 
 from autodiff_check.cells import cell_name
+from autodiff_check.released import answer_places as released_places
+from autodiff_check.released import grade_id
 from autograder.errors import GradingProblem
 from course.check_cell import check_cell_source
 
@@ -147,10 +148,6 @@ def nested_deeper(value, limit):
     return False
 
 
-def defined_names(source):
-    return set(re.findall(r"^def (\w+)\s*\(", source, re.MULTILINE))
-
-
 def identify(notebook, labs):
     """The lab a notebook belongs to, from its structure: the lab whose locked cells (every cell
     nbgrader locks in the release, i.e. all but the answers) it holds the most of, matched by their
@@ -192,7 +189,7 @@ def program(lab, notebook):
         if cell.cell_type != "code" or not cell.source.strip() or cell.source in course_code:
             continue
         known = by_source.get(cell.source)
-        claimed = ids.get(cell.get("id")) or ids.get(_grade_id(cell))
+        claimed = ids.get(cell.get("id")) or ids.get(grade_id(cell))
         if known is not None:
             if known.role == "given":
                 anchor = known.index
@@ -234,11 +231,6 @@ def released(lab):
     return cells, places
 
 
-def _grade_id(cell):
-    nbgrader = cell.get("metadata", {}).get("nbgrader", {})
-    return nbgrader.get("grade_id") if isinstance(nbgrader, dict) else None
-
-
 def untouched(lab, notebook):
     """The activities whose answer cell still holds the stub, character for character."""
     found = answers(lab, notebook)
@@ -257,14 +249,5 @@ def answer_names(lab, notebook):
 
 
 def answer_places(lab, notebook):
-    """{answer cell id: the index of the student's cell for it}, found by cell id or, if ids were
-    lost, by the functions the cell defines (the last such cell: the one that counts when run)."""
-    code = [(index, cell) for index, cell in enumerate(notebook.cells) if cell.cell_type == "code"]
-    places = {}
-    for activity in lab.activities.values():
-        key = f"{activity.id}-answer"
-        found = [index for index, cell in code if cell.get("id") == key or _grade_id(cell) == key] or [
-            index for index, cell in code if defined_names(cell.source) & set(activity.functions)]
-        if found:
-            places[key] = found[-1]
-    return places
+    """{answer cell id: the index of the student's cell for it}, found as the student's check finds it."""
+    return released_places(notebook.cells, {activity.id: activity.functions for activity in lab.activities.values()})

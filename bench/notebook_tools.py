@@ -41,7 +41,7 @@ def main(argv=None):
         print(f"import torch, sklearn, pandas, matplotlib:     {imports:6.1f} s   (the baseline)")
         for name in names:
             lab = ROOT / "source" / name
-            execute = timed([sys.executable, "-c", "import jupytext; from course.execute import execute; "
+            execute = timed([sys.executable, "-c", "import jupytext; from autodiff_check.execute import execute; "
                              f"execute(jupytext.read({str(lab / f'{name}.py')!r}), {str(lab)!r})"], ROOT)
             grade = timed([sys.executable, "-m", "autograder", "grade", scratch / "solved" / name / f"{name}.ipynb",
                            "--out", scratch / "graded" / name], ROOT)

@@ -1,10 +1,5 @@
 """The course's instructor tools.
 
-Importing this package first keeps every process of the course lean: jsonschema, which nbformat
-imports, builds an RFC 3987 parser at import time when `rfc3987_syntax` is installed (JupyterLab's
-dependencies install it), about 2 s of CPU in every process that reads a notebook. That parser
-checks the "iri" string formats, which no notebook schema uses, so the module is marked absent.
-"""
-import sys
-
-sys.modules.setdefault("rfc3987_syntax", None)
+Importing this package first keeps every process of the course lean (see autodiff_check's own
+first lines: the student's package does the same before nbformat is imported)."""
+import autodiff_check  # noqa: F401

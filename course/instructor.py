@@ -15,7 +15,7 @@ from nbclient.exceptions import CellExecutionError
 from nbconvert.preprocessors import CoalesceStreamsPreprocessor
 
 from course.cells import TIMING, LabError
-from course.execute import execute, stdout
+from autodiff_check.execute import execute, stdout
 from course.labs import find_labs
 
 

@@ -1,6 +1,7 @@
 """Fixtures over every lab found in source/: a test that takes `lab` runs once per lab, with
 the lab's name in its id (so `pytest -k <lab>` runs everything about one lab). The scaling tests
 share one class and its grading in one uninterrupted run."""
+import os
 import subprocess
 import sys
 
@@ -9,6 +10,11 @@ import pytest
 from build_student import build
 from tests.classroom import build_class, grade_class
 from tests.helpers import LABS, ROOT
+
+# Every process the tests start (a grading run, build_student.py, JupyterLab's kernels) imports this
+# checkout's student package too: pyproject's pythonpath covers this process only, and an editable
+# install may point at another checkout.
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "student"), os.environ.get("PYTHONPATH")]))
 
 
 @pytest.fixture(scope="session", params=LABS, ids=[lab.name for lab in LABS])

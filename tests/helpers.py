@@ -23,14 +23,20 @@ LABS = find_labs(ROOT / "source")
 
 
 def pip_pins(name="requirements.txt"):
-    """{package (lower case): version} of a pinned requirements file of the repository."""
+    """{package (lower case): version} of a pinned requirements file of the repository; a folder
+    of this repository it installs (./student) is no pin (local_requirements)."""
     pins = {}
     for line in (ROOT / name).read_text().splitlines():
         line = line.split("#")[0].strip()
-        if line:
+        if line and not line.startswith("./"):
             package, version = re.fullmatch(r"([A-Za-z0-9_.-]+)==([\w.]+)", line).groups()
             pins[package.lower()] = version
     return pins
+
+
+def local_requirements(name):
+    """The folders of this repository a requirements file installs, as written (./student)."""
+    return [line.strip() for line in (ROOT / name).read_text().splitlines() if line.strip().startswith("./")]
 
 
 def read(path):

@@ -13,12 +13,13 @@ from tests.helpers import ROOT
 COURSE_PARTS = ("source", "data", "release", "course.toml")  # what a course folder holds (the secret apart)
 
 
-def build_wheel(folder):
-    """The wheel of this checkout, built without fetching a build backend (setuptools is pinned)."""
+def build_wheel(folder, project=ROOT):
+    """The wheel of this checkout (or of its student/), built without fetching a build backend
+    (setuptools is pinned)."""
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--disable-pip-version-check", "--no-deps",
-                    "--no-build-isolation", "--wheel-dir", str(folder), str(ROOT)],
+                    "--no-build-isolation", "--wheel-dir", str(folder), str(project)],
                    cwd=folder, check=True, capture_output=True, timeout=600)
-    (wheel,) = Path(folder).glob("autodiff_course-*.whl")
+    (wheel,) = Path(folder).glob("*.whl")
     return wheel
 
 

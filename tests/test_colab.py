@@ -11,7 +11,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 import nbformat
 import pytest
 
-from course.execute import errors, execute
+from autodiff_check.execute import errors, execute
 from tests.helpers import LABS, ROOT, lab_notebook, read
 
 URL_VARIABLE = "COURSE_DATA_URL"

@@ -83,7 +83,8 @@ def test_the_bundle_carries_the_grader_and_this_lab_alone(bundle, lab):
     held = set(names(bundle))
     needed = {"pyproject.toml", "build_student.py", "autograder/grade.py", "autograder/worker.py",
               "autograder/gradescope/run.py", "autograder/templates/class_report.html", "course/labs.py",
-              "autograder/policy.py", "autograder/unavailable/__init__.py",
+              "autograder/policy.py", "autograder/unavailable/__init__.py", "student/autodiff_check/policy.py",
+              "student/autodiff_check/released.py", f"student/autodiff_check/labs/{lab.name}.json",
               f"source/{lab.name}/{lab.name}.py", f"release/{lab.name}/{lab.name}.ipynb",
               *(f"autograder/labs/{lab.name}/{part}.py" for part in ("cases", "probes", "mistakes")),
               f"autograder/labs/{lab.name}/fingerprints.json",
@@ -118,7 +119,7 @@ def test_the_bundle_builds_the_grader_offline(wheel, lab, tmp_path):
     assert {name.split("/")[2] for name in held if name.startswith("autograder/labs/") and name.count("/") > 2} \
         == {lab.name}
     assert {"autograder/worker.py", "autograder/templates/class_report.html", "course/labs.py",
-            "build_student.py"} <= set(held)
+            "build_student.py", "autodiff_check/policy.py", f"autodiff_check/labs/{lab.name}.json"} <= set(held)
     command = environment(tmp_path / "venv", wheel) / "autograder"
     shown = subprocess.run([str(command), "grade", "--help"], capture_output=True, text=True, env=clean_environment(),
                            timeout=300)

@@ -5,7 +5,7 @@ import filecmp
 import jupytext
 import pytest
 
-from course.execute import stdout
+from autodiff_check.execute import stdout
 from course.instructor import refresh
 from tests.helpers import instructor_run
 

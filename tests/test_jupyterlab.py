@@ -1,15 +1,16 @@
 """Every lab in JupyterLab, in a real browser, as a student meets it: the student notebook opens,
 Run All stops at the first activity's stub, the cells nbgrader locks refuse edits and deletion
-while the answer cells take them, and the solved notebook passes every check. Screenshots of
+while the answer cells take them, the solved notebook passes every check, and the last cell runs
+the student's check on the saved notebook. Screenshots of
 what the student sees go to test-artifacts/jupyterlab/ (the CI workflow uploads them)."""
 import shutil
 from types import SimpleNamespace
 
 import pytest
 
-from course.execute import errors, stdout
-from tests.helpers import lab_notebook, read
-from tests.jupyterlab import NotebookTab, chromium, jupyterlab_server
+from autodiff_check.execute import errors, stdout
+from tests.helpers import LABS, lab_notebook, read
+from tests.jupyterlab import RUN_ALL_MS, NotebookTab, chromium, jupyterlab_server
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 TYPED = "# typed in JupyterLab"
@@ -109,3 +110,34 @@ def test_the_solved_notebook_passes_every_check_in_the_ui(lab, solved_visit):
     for activity in lab.activities:
         theirs = [stdout(cell) for cell in checks if cell["id"].partition("-check")[0] == activity]
         assert theirs and all(f"Activity {activity} passed" in text for text in theirs), activity
+
+
+# The last cell is the same code in every lab, and tests/test_check.py runs the check itself on
+# every lab's notebooks; what only JupyterLab shows is that the cell, run in the notebook's own
+# kernel beside its saved file, streams the check's report into its output. One lab shows that.
+CHECKED = LABS[0]
+
+
+def test_the_last_cell_runs_the_check_on_the_saved_notebook(jupyterlab, release_dir):
+    browser, server = jupyterlab
+    released = read(lab_notebook(release_dir, CHECKED))
+    closing = "no activity passes its visible checks yet; the grader also runs hidden checks on other inputs"
+    with NotebookTab(browser, server, f"release/{CHECKED.name}/{CHECKED.name}.ipynb", f"{CHECKED.name}-check") as tab:
+        tab.save()
+        last = tab.cell_count - 1
+        tab.show(last)
+        tab.page.keyboard.press("Control+Enter")  # run the selected cell
+        output = tab.cell(last).locator(".jp-OutputArea")
+        output.filter(has_text=closing).wait_for(timeout=RUN_ALL_MS)  # the check's last line, however long it took
+        tab.wait_until_idle()
+        tab.show(last, outputs=True)
+        tab.screenshot(f"{CHECKED.name}-check-cell")
+        report = output.inner_text().splitlines()
+    checks = [cell.id for cell in released.cells if cell.metadata["nbgrader"]["grade"]]
+    first = next(iter(CHECKED.activities.values()))
+    shown = {cell_id: [line for line in report if f" {cell_id} " in line] for cell_id in checks}
+    assert all(len(lines) == 1 for lines in shown.values()), shown
+    assert "failed" in shown[f"{first.id}-check"][0]
+    assert f"NotImplementedError: Complete Activity {first.id}: {first.functions[0]}" in shown[f"{first.id}-check"][0]
+    assert report[0].startswith(f"{CHECKED.name}.ipynb: lab {CHECKED.name} ")
+    assert report[-1].strip() == closing

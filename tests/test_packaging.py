@@ -17,11 +17,12 @@ from packaging.specifiers import SpecifierSet
 from autograder.warm import lab_imports
 from tests.adversarial.common import Attack
 from tests.adversarial.corpus import new_context, write_corpus
-from tests.helpers import LABS, ROOT, lab_notebook, pip_pins, read, results_in
+from tests.helpers import LABS, ROOT, lab_notebook, local_requirements, pip_pins, read, results_in
 from tests.installed import build_wheel, clean_environment, course_copy, installed_environment
 
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 SELF = PROJECT["name"]
+STUDENT = tomllib.loads((ROOT / "student" / "pyproject.toml").read_text())["project"]
 
 
 def extra(name):
@@ -82,13 +83,18 @@ def requirements_of(distribution, seen):
     return seen
 
 
-def test_students_install_what_the_notebooks_import_and_no_grader():
+def test_students_install_what_the_notebooks_import_the_check_and_no_grader():
     student = pip_pins("requirements-student.txt")
     assert {name: pip_pins()[name] for name in student} == student, "pin the same versions as requirements.txt"
-    assert not {"nbgrader", SELF} & set(student)
+    assert local_requirements("requirements-student.txt") == ["./student"], "the check before submitting"
+    check = {Requirement(line).name.lower(): next(iter(Requirement(line).specifier)).version
+             for line in STUDENT["dependencies"]}
+    assert {name: pip_pins()[name] for name in check} == check, "pin the check's needs as requirements.txt does"
+    assert {"nbformat", "nbclient", "ipykernel"} <= set(check)
+    assert not {"nbgrader", SELF} & (set(student) | set(check) | {STUDENT["name"]})
     assert "jupyterlab" in student
     installed = set()
-    for name in student:
+    for name in [*student, *check]:
         requirements_of(name, installed)
     providers = importlib.metadata.packages_distributions()
     for module in lab_imports():
@@ -112,9 +118,19 @@ def test_the_wheel_holds_the_grader_and_none_of_the_course(wheel):
     for needed in ("autograder/templates/class_report.html", "autograder/gradescope/setup.sh",
                    "autograder/gradescope/run_autograder", "autograder/worker.py", "course/labs.py", "build_student.py",
                    *(f"autograder/labs/{lab.name}/fingerprints.json" for lab in LABS),
+                   *(f"autodiff_check/labs/{lab.name}.json" for lab in LABS), "autodiff_check/__main__.py",
                    *(f"autograder/labs/{lab.name}/cases.py" for lab in LABS)):
         assert needed in names, f"the wheel lacks {needed}"
     assert not [n for n in names if re.match(r"(source|release|data|tests|bench|submitted)/", n)]
+
+
+def test_the_students_wheel_holds_the_check_and_the_released_cells_and_nothing_of_the_grader(tmp_path):
+    with zipfile.ZipFile(build_wheel(tmp_path, ROOT / "student")) as archive:
+        names = archive.namelist()
+    for needed in ("autodiff_check/__main__.py", "autodiff_check/check.py",
+                   *(f"autodiff_check/labs/{lab.name}.json" for lab in LABS)):
+        assert needed in names, f"the student's wheel lacks {needed}"
+    assert not [name for name in names if name.startswith(("autograder/", "course/", "build_student"))]
 
 
 # Installing and grading is the same for every lab: the first lab's notebooks are graded.

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from nbclient.exceptions import CellExecutionError
 
-from course.execute import errors, execute, stdout
+from autodiff_check.execute import errors, execute, stdout
 from tests.helpers import lab_notebook, read
 
 pytestmark = pytest.mark.slow

@@ -10,11 +10,11 @@ import pytest
 from nbclient.exceptions import CellExecutionError
 
 from autodiff_check.cells import cell_name
+from autodiff_check.execute import execute
 from autograder.grade import Clock, Options, Outcome, Session, point_at_failed_cells, point_at_pytorch
 from autograder.labs import course_labs, grading_for
 from autograder.sandbox import Limits
 from autograder.submission import Step, answer_names, answers, program
-from course.execute import execute
 from course.release import solved_notebook, student_notebook
 from tests.adversarial.common import answer
 from tests.helpers import LABS, ROOT, grade_command, lab_notebook, read, results_in
@@ -101,7 +101,7 @@ def test_an_answer_that_uses_pytorch_is_named_where_the_student_has_it():
 
 
 def test_kernels_start_without_the_plain_tcp_warning(tmp_path):
-    code = ("import nbformat\nfrom course.execute import execute\n"
+    code = ("import nbformat\nfrom autodiff_check.execute import execute\n"
             "notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell('print(6 * 7)')])\n"
             f"execute(notebook, {str(tmp_path)!r})\nprint(notebook.cells[0].outputs[0]['text'], end='')\n")
     run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from course.execute import stdout
+from autodiff_check.execute import stdout
 from tests.helpers import LABS, instructor_run
 
 pytestmark = pytest.mark.slow

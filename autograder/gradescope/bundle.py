@@ -29,7 +29,10 @@ def grader_files(lab):
             *(path for pattern in ("*.py", "gradescope/*.py", "unavailable/*.py", "templates/*.html",
                                    "labs/__init__.py", f"labs/{lab.name}/*.py", f"labs/{lab.name}/*.json")
               for path in (PACKAGES / "autograder").glob(pattern)),
-            *(HERE / name for name in SCRIPTS), *PACKAGES.glob("course/*.py")]
+            *(HERE / name for name in SCRIPTS), *PACKAGES.glob("course/*.py"),
+            # the student's package, which the grader builds on, with this lab's released cells alone
+            *PACKAGES.glob("student/autodiff_check/*.py"), PACKAGES / "student" / "autodiff_check" / "labs" /
+            f"{lab.name}.json"]
 
 
 def bundle_files(lab):
