@@ -173,6 +173,9 @@ def check_students(tables, records):
                 assert same(bonus, extra["bonus"] * kept(result)), (student, lab_name, bonus)
             assert (late != "—") == late_work(result), (student, lab_name, late)
     want = sorted((lab_name, student) for (student, lab_name), result in records.items() if late_work(result))
+    in_grace = [key for key, result in records.items()
+                if result["extra_data"].get("late", {}).get("seconds_late", 0) > 0 and not late_work(result)]
+    assert in_grace, "the class has work handed in after its due date but within the grace period"
     rows = tables["late-work"][1:]
     assert [(row[1], row[0]) for row in rows] == want
     for row in rows:
@@ -200,7 +203,7 @@ def test_every_figure_on_the_page_is_the_one_the_results_give(graded):
             page.locator(f"#{section}").screenshot(path=ARTIFACTS / f"{section}.png")
         assert page.locator("svg").count() == 3 * len(course_labs())
         links = page.eval_on_selector_all("#course-table a", "links => links.map(a => a.getAttribute('href'))")
-        feedback = page.eval_on_selector_all("#student-table a", "links => links.map(a => a.href)")
+        feedback = page.eval_on_selector_all("#student-table tbody a", "links => links.map(a => a.href)")
     assert links == [f"#lab-{lab_name}" for lab_name in sorted(course_labs())]
     # Every record's feedback page, from the students' table, as the browser resolves each link.
     assert sorted(feedback) == sorted(record_path(graded, s, l, ".html").as_uri() for s, l in records)
