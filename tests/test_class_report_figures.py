@@ -142,6 +142,14 @@ def test_a_gradebook_s_manual_score_replaces_the_grader_s_and_its_own_records_ar
     assert first.mean_points == pytest.approx(np.mean([FULL["1a"]] * 7 + [0, 0]))
 
 
+def test_from_a_gradebook_late_work_that_earned_nothing_keeps_its_penalty():
+    records = a_class()
+    records[("gus", LAB)] = result("gus", {}, untouched=list(FULL), late=0.1, hours_late=3)
+    held = {("gus", LAB): {"points": {}, "penalty": 0.0, "seconds_late": 3 * 3600.0}}  # 10% of nothing
+    gus = class_report(with_gradebook(records, held))[LAB].standings["gus"]
+    assert (gus.late, gus.penalty, gus.penalty_points) == (True, 0.1, 0.0)
+
+
 def test_canvas_sheet_follows_canvas_s_columns_and_leaves_unscored_records_blank():
     records = a_class()
     people = {"ann": {"name": "Lee, Ann", "id": "4411"}}
@@ -240,17 +248,18 @@ def test_the_students_table_has_each_student_s_labs_after_the_penalty_with_statu
     page_folder = tmp_path / "pages"
     page = render(records, out, page_folder=page_folder)
     rows = page_tables(page)["student-table"]
-    assert rows[1] == ["Required (of 12)", "Bonus (of 4)", "Late", "Status", "Feedback",
-                       "Required (of 15)", "Bonus (of 10)", "Late", "Status", "Feedback"]
+    assert rows[1] == ["Required (of 12)", "Bonus (of 4)", "Late", "Status",
+                       "Required (of 15)", "Bonus (of 10)", "Late", "Status"]
     body = {row[0]: row[1:] for row in rows[2:]}
     assert list(body) == sorted({student for student, _ in records})
-    assert body["bob"][:5] == ["9.60", "3.20", "26 h: −20% (3.20 points)", "graded", "feedback"]
-    assert body["ann"] == ["12", "4", "—", "graded", "feedback", "—", "—", "—", "missing", ""]
+    assert body["bob"][:4] == ["9.60", "3.20", "26 h: −20% (3.20 points)", "graded"]
+    assert body["ann"] == ["12", "4", "—", "graded", "—", "—", "—", "missing"]
     assert body["fay"][3] == "graded, to check"  # a check of activity A did not finish
-    assert body["hal"][:5] == ["—", "—", "—", "invalid_notebook, to check", "feedback"]
-    assert body["kim"][:5] == ["—", "—", "—", "missing", ""] and body["kim"][8] == "graded"
-    # Every record's feedback page is linked, the escaped folder's and the attention table's alike.
-    assert linked_files(page, page_folder) == {record_path(out, s, l, ".html").resolve() for s, l in records}
+    assert body["hal"][:4] == ["—", "—", "—", "invalid_notebook, to check"]
+    assert body["kim"][:4] == ["—", "—", "—", "missing"] and body["kim"][7] == "graded"
+    # Every record's status links its feedback page, the escaped folder's too, as the attention table does.
+    table = re.search(r'<table id="student-table">.*?</table>', page, re.S).group()
+    assert linked_files(table, page_folder) == {record_path(out, s, l, ".html").resolve() for s, l in records}
     attention = re.search(r'<table id="scalar_engine-attention">.*?</table>', page, re.S).group()
     assert record_path(out, "José", LAB, ".html").resolve() in linked_files(attention, page_folder)
 
