@@ -11,6 +11,8 @@ Decisions, each also said on the page:
   status is *not gradable*.
 * Scores are after the late penalty (what the student gets); the item analysis of activities uses
   the points as judged, before it, since a penalty says nothing of an activity.
+* Late work is a scored record handed in after its due date and outside the grace period
+  (`counts_as_late`); a record that was not scored has no points for a penalty to take.
 * Discrimination is the Pearson correlation, over the scored records, of an activity's points
   with the points of the lab's other activities; undefined (None) when either does not vary.
 """
@@ -20,11 +22,12 @@ import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import quote
 
 from autograder.labs import course_labs
 from autograder.lateness import counts_as_late
 from autograder.results_store import record_path
-from autograder.tables import NOT_HANDED_IN, SCORED, activity_order, earned
+from autograder.tables import MISSING, NOT_HANDED_IN, SCORED, activity_order, earned
 
 SLOWEST = 5
 MOST_BINS = 20
@@ -63,7 +66,24 @@ class Attention:
     student: str
     status: str
     reason: str
-    feedback: str  # the record's HTML feedback, relative to the results folder ("" when none)
+    feedback: str  # the link to the record's HTML feedback (feedback_link)
+
+
+@dataclass
+class Standing:
+    """One student's record of one lab, as the students' table and the late work show it."""
+    status: str  # the record's, MISSING where there is none
+    required: float = None  # after the late penalty; None when not scored
+    bonus: float = None
+    seconds_late: float = 0.0  # 0 unless it is late work (counts_as_late)
+    penalty: float = 0.0  # the fraction of the points earned that lateness cost
+    penalty_points: float = 0.0
+    to_check: bool = False  # it is under what needs a person
+    feedback: str = ""  # the link to the record's HTML feedback (feedback_link)
+
+    @property
+    def late(self):
+        return self.seconds_late > 0
 
 
 @dataclass
@@ -73,7 +93,6 @@ class LabReport:
     students: int
     scored: int
     missing: int
-    late: int
     not_gradable: int
     max_required: float
     max_bonus: float
@@ -83,6 +102,16 @@ class LabReport:
     attention: list  # [Attention]
     seconds: list  # grading time per record, sorted
     slowest: list  # [(student, seconds, status)]
+    standings: dict  # {student: Standing} for every student of the class, those with no record included
+
+    @property
+    def late(self):
+        return sum(1 for standing in self.standings.values() if standing.late)
+
+    @property
+    def any_failure(self):
+        """Whether the table of mistakes has a row: an attempted activity failed by a scored record."""
+        return any(a.mistakes or a.undiagnosed for a in self.activities)
 
     @property
     def mean_required(self):
@@ -143,7 +172,8 @@ def with_gradebook(records, held):
             extra["bonus" if activity.optional else "required"] += points
         total = extra["required"] + extra["bonus"]
         late = extra.setdefault("late", {})
-        late["penalty"] = min(1.0, gradebook["penalty"] / total) if total else 0.0
+        # A penalty of 0 points from nothing earned says nothing of its fraction: the record's stands.
+        late["penalty"] = min(1.0, gradebook["penalty"] / total) if total else late.get("penalty", 0.0)
         if gradebook["seconds_late"] is not None:
             late["seconds_late"] = gradebook["seconds_late"]
         extra["penalty_points"], result["score"] = gradebook["penalty"], total
@@ -162,7 +192,7 @@ def gradebook_only(student, lab, gradebook):
 
 def class_report(records, out=None, page_folder=None):
     """{lab: LabReport} for every lab of the course that has a record; `out` (the results folder)
-    lets a record needing a person link its feedback page, relative to `page_folder` (default `out`)."""
+    lets each record link its feedback page, relative to `page_folder` (default `out`)."""
     students = sorted({student for student, _ in records})
     labs = sorted({lab for _, lab in records if lab in course_labs()})
     links = (out, page_folder or out)
@@ -176,6 +206,8 @@ def lab_report(lab_name, students, by_student, links):
     handed_in = {s for s, r in by_student.items() if r["status"] not in NOT_HANDED_IN}
     required = sorted(earned(r)[0] for r in scored.values())
     bonus = sorted(earned(r)[1] for r in scored.values())
+    feedback = {s: feedback_link(links, s, lab_name) for s in by_student}
+    needs = {s: attention(s, r, feedback[s]) for s, r in sorted(by_student.items())}
     late = sum(1 for r in scored.values() if counts_as_late(r))
     order = activity_order(lab_name, list(by_student.values()))
     activities = sorted((activity_summary(lab, a, scored) for a in order if a in lab.activities),
@@ -184,13 +216,39 @@ def lab_report(lab_name, students, by_student, links):
                     if r.get("execution_time") is not None), reverse=True)
     return LabReport(
         name=lab_name, title=lab.title, students=len(students), scored=len(scored),
-        missing=len(students) - len(handed_in), late=late,
+        missing=len(students) - len(handed_in),
         not_gradable=sum(1 for s in handed_in if by_student[s]["status"] not in SCORED),
         max_required=sum(a.points for a in lab.activities.values() if not a.optional),
         max_bonus=sum(a.points for a in lab.activities.values() if a.optional),
         required=required, bonus=bonus, activities=activities,
-        attention=[item for s, r in sorted(by_student.items()) for item in attention(lab_name, s, r, links)],
-        seconds=sorted(t for t, _, _ in times), slowest=[(s, t, status) for t, s, status in times[:SLOWEST]])
+        attention=[item for items in needs.values() for item in items],
+        seconds=sorted(t for t, _, _ in times), slowest=[(s, t, status) for t, s, status in times[:SLOWEST]],
+        standings={s: standing(by_student.get(s), bool(needs.get(s)), feedback.get(s, "")) for s in students})
+
+
+def standing(result, to_check, feedback):
+    """The Standing of a student's `result` of a lab (None: no record)."""
+    if result is None:
+        return Standing(MISSING)
+    if result["status"] not in SCORED:
+        return Standing(result["status"], to_check=to_check, feedback=feedback)
+    extra = result["extra_data"]
+    late = extra.get("late", {})
+    required, bonus = earned(result)
+    if not counts_as_late(result):
+        return Standing(result["status"], required, bonus, to_check=to_check, feedback=feedback)
+    return Standing(result["status"], required, bonus, late["seconds_late"], late["penalty"],
+                    extra.get("penalty_points", 0.0), to_check, feedback)
+
+
+def feedback_link(links, student, lab_name):
+    """The link from the page to the record's HTML feedback, "" when there is none. `links`:
+    (results folder, the page's folder) or (None, None). A folder's name escapes odd characters
+    as %XX (results_store.file_stem), so the link quotes its own "%" to reach that name."""
+    out, page_folder = links
+    if out is None or not record_path(out, student, lab_name, ".html").is_file():
+        return ""
+    return quote(Path(os.path.relpath(record_path(out, student, lab_name, ".html"), page_folder)).as_posix())
 
 
 def points_of(result):
@@ -238,15 +296,11 @@ def activity_summary(lab, activity_id, scored):
     return summary
 
 
-def attention(lab_name, student, result, links):
+def attention(student, result, feedback):
     """The record's reasons for a person to look at it: not scored, out of time, a check that
-    hung or killed its worker, or a hand-in time the grader's evidence disputes. `links`: (results
-    folder, the page's folder) or (None, None)."""
+    hung or killed its worker, or a hand-in time the grader's evidence disputes; `feedback` is
+    its link (feedback_link)."""
     status, extra = result["status"], result["extra_data"]
-    out, page_folder = links
-    feedback = ""
-    if out is not None and record_path(out, student, lab_name, ".html").is_file():
-        feedback = Path(os.path.relpath(record_path(out, student, lab_name, ".html"), page_folder)).as_posix()
     if status not in SCORED:
         return [Attention(student, status, result["output"], feedback)]
     reasons = []
@@ -264,3 +318,16 @@ def course_rows(reports):
              "late": r.late, "not_gradable": r.not_gradable, "mean_required": r.mean_required,
              "max_required": r.max_required, "mean_bonus": r.mean_bonus, "max_bonus": r.max_bonus,
              "attention": len(r.attention)} for r in reports.values()]
+
+
+def student_rows(reports):
+    """One row per student of the class for the students' table: (student, [Standing per lab, in
+    the order of `reports`])."""
+    students = sorted({student for report in reports.values() for student in report.standings})
+    return [(student, [report.standings[student] for report in reports.values()]) for student in students]
+
+
+def late_work(reports):
+    """[(student, LabReport, Standing)] of every late record, lab by lab, each lab's by student."""
+    return [(student, report, standing) for report in reports.values()
+            for student, standing in sorted(report.standings.items()) if standing.late]

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import jinja2
 
-from autograder.class_report import class_report, course_rows, histogram
+from autograder.class_report import class_report, course_rows, histogram, late_work, student_rows
+from autograder.lateness import duration
 
 TEMPLATES = Path(__file__).parent / "templates"
 CHAR = 6.5  # px a character of the charts' 11 px text takes, near enough to make room for labels
@@ -30,6 +31,11 @@ def shown(value, digits=2):
 
 def percent(value):
     return "—" if value is None else f"{100 * value:.1f}%"
+
+
+def cost(standing):
+    """What lateness took of a record's points: "−20% (3.20 points)"."""
+    return f"−{shown(round(100 * standing.penalty, 2))}% ({shown(standing.penalty_points)} points)"
 
 
 def step_for(top, most):
@@ -136,8 +142,9 @@ def render(records, out=None, source="", page_folder=None):
     reports = class_report(records, out, page_folder)
     environment = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
                                      undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    environment.filters.update(shown=shown, percent=percent)
+    environment.filters.update(shown=shown, percent=percent, cost=cost, duration=duration)
     return environment.get_template("class_report.html").render(
         labs=[lab_view(report) for report in reports.values()], course=course_rows(reports),
+        students=student_rows(reports), late_work=late_work(reports),
         records=len(records), source=source,
         made=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))

@@ -1,8 +1,8 @@
 """A class for the class report (tests/test_class_report.py): fourteen students and the course's
 three labs, 41 submissions in nbgrader's layout, drawn from each lab's catalogue of mistakes
 (two students making the same one), its variants, and the solved and blank notebooks, with late
-work, a notebook of another lab, broken files, a lab never handed in, a stub left unanswered, two
-mistakes at once and one answer that hangs."""
+work, work handed in within the grace period, a notebook of another lab, broken files, a lab never
+handed in, a stub left unanswered, two mistakes at once and one answer that hangs."""
 import os
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -14,13 +14,15 @@ from tests.helpers import LABS, lab_notebook, read
 from tests.submissions import answer_cell, replaced_function, save, with_answer
 
 DUE = datetime(2026, 11, 20, 12, 0, tzinfo=timezone.utc)
-COURSE_FILE = "[late]\nper = \"day\"\npenalty = 0.1\n\n" + "".join(
+COURSE_FILE = "[late]\nper = \"day\"\npenalty = 0.1\ngrace_minutes = 10\n\n" + "".join(
     f"[labs.{lab.name}]\ndue = {DUE.isoformat()}\n\n" for lab in LABS)
 STUDENTS = [f"r{number:02d}" for number in range(1, 15)]
 # What each student hands in, lab by lab (the same for every lab unless a lab's index says else).
-KINDS = {"r01": "solved", "r02": "solved-late", "r03": "blank", "r04": "other-lab", "r05": "broken",
+KINDS = {"r01": "solved-in-grace", "r02": "solved-late", "r03": "blank", "r04": "other-lab", "r05": "broken",
          "r06": "mistake-0", "r07": "mistake-0", "r08": "mistake-1", "r09": "mistake-2", "r10": "variant-0",
          "r11": "variant-1", "r12": "two-mistakes", "r13": "missing-last", "r14": "hanging"}
+# When a kind is handed in, from the due date; every other an hour before it.
+HANDED_AT = {"solved-late": timedelta(hours=30), "solved-in-grace": timedelta(minutes=5)}
 NOT_HANDED = {("r05", 2)}  # the student never handed in the third lab
 HANGS_IN = {0}  # the hanging answer only in the first lab: each costs a cell's time limit
 
@@ -40,7 +42,7 @@ def with_mistake(notebook, lab, mistake):
 def notebook_for(kind, index, solved, blank, other):
     lab = LABS[index]
     firsts = first_mistakes(lab)
-    if kind in ("solved", "solved-late") or (kind == "hanging" and index not in HANGS_IN):
+    if kind.startswith("solved") or (kind == "hanging" and index not in HANGS_IN):
         return solved
     if kind == "blank":
         return blank
@@ -85,7 +87,7 @@ def build_report_class(folder, solved_dir, release_dir):
                 (target / f"{lab.name}.ipynb").write_text(str(dict(text))[:500] if index else "not a notebook")
             else:
                 save(notebook, target, lab.name)
-            moment = DUE + timedelta(hours=30 if kind == "solved-late" else -1)
+            moment = DUE + HANDED_AT.get(kind, timedelta(hours=-1))
             (target / "timestamp.txt").write_text(moment.strftime("%Y-%m-%d %H:%M:%S.%f UTC"))
             written = (moment - timedelta(minutes=1)).timestamp()  # saved before it was handed in, as it is honestly
             os.utime(target / f"{lab.name}.ipynb", (written, written))

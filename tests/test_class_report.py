@@ -1,8 +1,8 @@
 """The class report of a class graded for real (tests/report_class.py: 41 submissions over the three
 labs), opened in Chromium: every figure on the page is the one this test computes from the JSON
-results on its own, each lab's section is kept as a picture in test-artifacts/class-report/,
-and the report built from a gradebook shows a person's manual grade and the records only the
-gradebook holds."""
+results on its own (the students' table and the late work too), each lab's section and the
+course's are kept as pictures in test-artifacts/class-report/, and the report built from a
+gradebook shows a person's manual grade and the records only the gradebook holds."""
 import csv
 import shutil
 import subprocess
@@ -57,6 +57,12 @@ def kept(result):
     return 1 - result["extra_data"].get("late", {}).get("penalty", 0.0)
 
 
+def late_work(result):
+    """Handed in after the due date and past the grace period, which is what costs a penalty."""
+    late = result["extra_data"].get("late", {})
+    return result["status"] in SCORED and late.get("seconds_late", 0) > 0 and late.get("penalty", 0) > 0
+
+
 def lab_figures(records, lab_name):
     """The figures of one lab, computed here from the results alone."""
     lab = course_labs()[lab_name]
@@ -90,7 +96,7 @@ def lab_figures(records, lab_name):
                  or r["extra_data"].get("late", {}).get("to_check")}
     times = sorted(((r["execution_time"], s) for s, r in mine.items()), reverse=True)[:5]
     return {"students": len(students), "scored": len(scored), "missing": len(students) - len(handed),
-            "late": sum(r["extra_data"]["late"].get("seconds_late", 0) > 0 for r in scored.values()),
+            "late": sum(late_work(r) for r in scored.values()),
             "not_gradable": len(handed) - len(scored),
             "required": [r["extra_data"]["required"] * kept(r) for r in scored.values()],
             "bonus": [r["extra_data"]["bonus"] * kept(r) for r in scored.values()],
@@ -147,6 +153,37 @@ def check_lab(tables, want, lab_name):
         [(row[1], row[0]) for row in tables[f"{lab_name}-slowest"][1:]], want["slowest"]))
 
 
+def check_students(tables, records):
+    """One row per student with each lab's points after the penalty, its lateness and its status
+    (which links the feedback, checked apart); the late work is every late record, lab by lab, with how many hours it was late and its penalty."""
+    labs = sorted(course_labs())
+    rows = {row[0]: row[1:] for row in tables["student-table"][2:]}
+    assert sorted(rows) == sorted({s for s, _ in records})
+    for student, cells in rows.items():
+        for place, lab_name in enumerate(labs):
+            required, bonus, late, status = cells[4 * place:4 * place + 4]
+            result = records.get((student, lab_name))
+            if result is None:
+                assert (required, bonus, late, status) == ("—", "—", "—", "missing"), (student, lab_name)
+                continue
+            extra = result["extra_data"]
+            assert status.split(",")[0] == result["status"], (student, lab_name, cells)
+            if result["status"] in SCORED:
+                assert same(required, extra["required"] * kept(result)), (student, lab_name, required)
+                assert same(bonus, extra["bonus"] * kept(result)), (student, lab_name, bonus)
+            assert (late != "—") == late_work(result), (student, lab_name, late)
+    want = sorted((lab_name, student) for (student, lab_name), result in records.items() if late_work(result))
+    in_grace = [key for key, result in records.items()
+                if result["extra_data"].get("late", {}).get("seconds_late", 0) > 0 and not late_work(result)]
+    assert in_grace, "the class has work handed in after its due date but within the grace period"
+    rows = tables["late-work"][1:]
+    assert [(row[1], row[0]) for row in rows] == want
+    for row in rows:
+        result = records[(row[0], row[1])]
+        hours = result["extra_data"]["late"]["seconds_late"] / 3600  # whole hours in this class
+        assert row[2] == f"{hours:g} h" and row[3].startswith(f"−{100 * result['extra_data']['late']['penalty']:g}%")
+
+
 def read_tables(page):
     return page.evaluate("""() => Object.fromEntries([...document.querySelectorAll('table[id]')].map(t =>
         [t.id, [...t.rows].map(r => [...r.cells].map(c => c.innerText.trim().split(/\\s+/).join(' ')))]))""")
@@ -162,10 +199,15 @@ def test_every_figure_on_the_page_is_the_one_the_results_give(graded):
         tables = read_tables(page)
         for lab_name in sorted(course_labs()):
             page.locator(f"#lab-{lab_name}").screenshot(path=ARTIFACTS / f"{lab_name}.png")
-        page.locator("#course").screenshot(path=ARTIFACTS / "course.png")
+        for section in ("course", "late", "students"):
+            page.locator(f"#{section}").screenshot(path=ARTIFACTS / f"{section}.png")
         assert page.locator("svg").count() == 3 * len(course_labs())
         links = page.eval_on_selector_all("#course-table a", "links => links.map(a => a.getAttribute('href'))")
+        feedback = page.eval_on_selector_all("#student-table tbody a", "links => links.map(a => a.href)")
     assert links == [f"#lab-{lab_name}" for lab_name in sorted(course_labs())]
+    # Every record's feedback page, from the students' table, as the browser resolves each link.
+    assert sorted(feedback) == sorted(record_path(graded, s, l, ".html").as_uri() for s, l in records)
+    check_students(tables, records)
     for lab_name in sorted(course_labs()):
         want = lab_figures(records, lab_name)
         check_lab(tables, want, lab_name)
