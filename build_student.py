@@ -96,9 +96,11 @@ def main(argv=None):
     mode.add_argument("--solved", type=Path, metavar="DIR", help="write solved notebooks to DIR")
     parser.add_argument("--source", type=Path, default=ROOT / "source", help="instructor notebooks (default: source/)")
     parser.add_argument("--release", type=Path, default=ROOT / "release", help="student notebooks (default: release/)")
-    parser.add_argument("--cells", type=Path, default=CELLS, help="the student check's released cells "
-                        "(default: student/autodiff_check/labs/)")
+    parser.add_argument("--cells", type=Path, help="the student check's released cells (default: "
+                        "student/autodiff_check/labs/ for the course's own source/ and release/; none for others)")
     args = parser.parse_args(argv)
+    if args.cells is None and (args.source, args.release) == (ROOT / "source", ROOT / "release"):
+        args.cells = CELLS  # a build of other folders must never rewrite the checkout's student package
     try:
         if args.solved:
             for folder in build(args.solved, solved=True, source=args.source):
@@ -108,21 +110,22 @@ def main(argv=None):
             fresh, cells = Path(scratch) / "release", Path(scratch) / "labs"
             build(fresh, source=args.source, cells=cells)
             if args.check:
-                stale = stale_files(fresh, args.release) + stale_files(cells, args.cells)
+                stale = stale_files(fresh, args.release) + (stale_files(cells, args.cells) if args.cells else [])
                 for path in stale:
                     print(f"stale: {path} is not what build_student.py writes now", file=sys.stderr)
                 if stale:
-                    print("run `python build_student.py` (or `make release`) and commit release/ and "
-                          f"{args.cells}", file=sys.stderr)
+                    print("run `python build_student.py` (or `make release`) and commit "
+                          + (f"{args.release} and {args.cells}" if args.cells else f"{args.release}"), file=sys.stderr)
                     return 1
                 print(f"{args.release} is up to date")
                 return 0
             if args.release.exists():
                 shutil.rmtree(args.release)
             shutil.copytree(fresh, args.release)
-            if args.cells.exists():
-                shutil.rmtree(args.cells)
-            shutil.copytree(cells, args.cells)
+            if args.cells is not None:
+                if args.cells.exists():
+                    shutil.rmtree(args.cells)
+                shutil.copytree(cells, args.cells)
             for lab_folder in sorted(args.release.iterdir()):
                 print(f"wrote {lab_folder}")
         return 0

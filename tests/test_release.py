@@ -4,6 +4,7 @@ import copy
 import filecmp
 import io
 import re
+import shutil
 import subprocess
 import sys
 import tokenize
@@ -13,7 +14,7 @@ import nbformat
 import pytest
 from nbgrader.nbgraderformat import MetadataValidator
 
-from build_student import build, main as build_main
+from build_student import CELLS, build, main as build_main
 from course import leaks
 from course.leaks import fold, telling_lines
 from tests.helpers import LABS, ROOT, lab_notebook, nbgrader, read
@@ -42,6 +43,16 @@ def test_check_names_a_stale_file(tmp_path, capsys, lab):
     notebook.write_text(notebook.read_text().replace(f"Activity {first}", "Activity 99", 1))
     assert build_main(["--check", "--release", str(stale)]) == 1
     assert str(notebook) in capsys.readouterr().err
+
+
+def test_a_build_of_other_folders_leaves_the_student_package_alone(tmp_path, lab):
+    """The student check's released cells are the checkout's: building one lab's copy elsewhere
+    (as an instructor trying a change does) must not replace them with that lab's alone."""
+    held = {path.name: path.read_bytes() for path in CELLS.iterdir()}
+    shutil.copytree(lab.path.parent, tmp_path / "source" / lab.name)
+    assert build_main(["--source", str(tmp_path / "source"), "--release", str(tmp_path / "release")]) == 0
+    assert (tmp_path / "release" / lab.name / f"{lab.name}.ipynb").is_file()
+    assert {path.name: path.read_bytes() for path in CELLS.iterdir()} == held
 
 
 def test_check_names_a_missing_file(tmp_path, capsys, lab):
