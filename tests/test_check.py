@@ -11,6 +11,7 @@ import nbformat
 import pytest
 
 from autodiff_check import CHECKING
+from autodiff_check.cells import cell_name
 from autodiff_check.released import (activity_problems, course_of, locked_problems, release_of, release_problems,
                                      restore)
 from autograder.check import grader_reading
@@ -289,7 +290,8 @@ def test_the_check_needs_only_the_students_notebook_and_the_student_package(stud
     run = in_student_environment(student_python, "-m", "autodiff_check", path.name, cwd=folder)
     assert run.returncode == 1, run.stdout + run.stderr
     checks = [cell.id for cell in released.cells if cell.metadata["nbgrader"]["grade"]]
-    shown = {cell_id: next(line for line in run.stdout.splitlines() if f" {cell_id} " in line) for cell_id in checks}
+    shown = {cell_id: next(line for line in run.stdout.splitlines() if check_name(released, cell_id) in line
+                           and line.startswith("  ") and not line.startswith("  !")) for cell_id in checks}
     first = next(iter(FIRST.activities.values()))
     assert "failed" in shown[f"{first.id}-check"]
     assert f"NotImplementedError: Complete Activity {first.id}: {first.functions[0]}" in shown[f"{first.id}-check"]
@@ -314,10 +316,18 @@ def test_the_check_needs_only_the_students_notebook_and_the_student_package(stud
 def test_the_staff_check_passes_the_solved_notebook_and_says_hidden_checks_remain(solved_dir):
     run = check(lab_notebook(solved_dir, FIRST), module="autograder check")
     assert run.returncode == 0, run.stdout + run.stderr
-    checks = [line for line in run.stdout.splitlines() if "-check " in line]
-    assert len(checks) == sum(len(a.checks) for a in FIRST.activities.values())
+    solved = read(lab_notebook(solved_dir, FIRST))
+    names = [check_name(solved, cell.id) for cell in solved.cells if cell.metadata["nbgrader"]["grade"]]
+    checks = [line for line in run.stdout.splitlines()
+              if any(name in line for name in names) and line.startswith("  ") and not line.startswith("  !")]
+    assert len(checks) == len(names) == sum(len(a.checks) for a in FIRST.activities.values())
     assert all(" passed " in line for line in checks), checks
     assert "the notebook runs top to bottom" in run.stdout
     last = run.stdout.splitlines()[-1]
     assert last.startswith(f"the visible checks of {', '.join(list(FIRST.activities)[:-1])} and "
                            f"{list(FIRST.activities)[-1]} pass") and "hidden checks" in last
+
+
+def check_name(notebook, cell_id):
+    """How the check names the cell `cell_id` of `notebook`: as every message names a cell."""
+    return cell_name(notebook.cells, [cell.get("id") for cell in notebook.cells].index(cell_id))

@@ -8,6 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from autodiff_check.cells import cell_name
 from autodiff_check.execute import errors, stdout
 from tests.helpers import LABS, lab_notebook, read
 from tests.jupyterlab import RUN_ALL_MS, NotebookTab, chromium, jupyterlab_server
@@ -135,7 +136,10 @@ def test_the_last_cell_runs_the_check_on_the_saved_notebook(jupyterlab, release_
         report = output.inner_text().splitlines()
     checks = [cell.id for cell in released.cells if cell.metadata["nbgrader"]["grade"]]
     first = next(iter(CHECKED.activities.values()))
-    shown = {cell_id: [line for line in report if f" {cell_id} " in line] for cell_id in checks}
+    ids = [cell.get("id") for cell in released.cells]
+    named = {cell_id: cell_name(released.cells, ids.index(cell_id)) for cell_id in checks}
+    shown = {cell_id: [line for line in report if named[cell_id] in line and line.startswith("  ")
+                       and not line.startswith("  !")] for cell_id in checks}  # a check's line, not a note on it
     assert all(len(lines) == 1 for lines in shown.values()), shown
     assert "failed" in shown[f"{first.id}-check"][0]
     assert f"NotImplementedError: Complete Activity {first.id}: {first.functions[0]}" in shown[f"{first.id}-check"][0]

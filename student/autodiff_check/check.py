@@ -98,8 +98,8 @@ def execution(path, notebook, course, release, blank):
             verdict = "passed" if not said else "not attempted" if fine else "failed"
             failing |= {activity} if said else set()
             shown = f"{took:5.1f} s" if took is not None else "not run"
-            lines.append(f"  {activity:<3} {cell.id:<12} {verdict:<13} {shown:>8}"
-                         + (f"  {error_line(said[0])}" if said else ""))
+            lines.append(f"  {activity:<3} {verdict:<13} {shown:>8}  {cell_name(ran.cells, index)}"
+                         + (f": {error_line(said[0])}" if said else ""))
         elif not fine:
             lines.append(f"  ! {cell_name(ran.cells, index)} raised {error_line(said[0])}")
         if not fine and stop is None:
@@ -133,7 +133,8 @@ def check(path, more_problems=()):
         course = course_of(notebook)
         release = release_of(course["lab"])
         problems = [line for more in more_problems for line in more(notebook)]
-        problems += release_problems(course, release) + locked_problems(notebook, release, Path(path).name) + activity_problems(notebook, course, release)
+        problems += (release_problems(course, release) + locked_problems(notebook, release, Path(path).name)
+                     + activity_problems(notebook, course, release))
     except CheckError as error:
         print(f"autodiff_check: {path}: {error}", file=sys.stderr)
         return 1
@@ -144,7 +145,8 @@ def check(path, more_problems=()):
         say(f"  {'! ' if problems else ''}{line}")
     blank = untouched(notebook, course, release)
     if blank:
-        say(f"  not attempted yet (the answer cell is still the stub): {listing(a['id'] for a in course['activities'] if a['id'] in blank)}")
+        stubs = listing(a["id"] for a in course["activities"] if a["id"] in blank)
+        say(f"  not attempted yet (the answer cell is still the stub): {stubs}")
     say(f"running it top to bottom in a fresh kernel, from {Path(path).resolve().parent} (past errors, as "
         "nbgrader's Validate does):")
     lines, fine, passing = execution(path, notebook, course, release, blank)
