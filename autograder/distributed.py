@@ -229,10 +229,12 @@ def grade_on_cluster(client, submissions, settings, secret, on_result, on_queued
                 continue
             call = Call(grade_task, submission.path.name, data, settings, submission_seed(secret, data),
                         submission.expected)
-            future = client.submit(pickle.loads, pickle.dumps(call), key=f"grade-{uuid.uuid4().hex}", pure=False)
-            sent[future] = by_key[future.key] = submission
+            key = f"grade-{uuid.uuid4().hex}"
+            by_key[key] = submission
+            on_queued(submission)  # before it is sent, so that its start can never be told first
+            future = client.submit(pickle.loads, pickle.dumps(call), key=key, pure=False)
+            sent[future] = submission
             running.add(future)
-            on_queued(submission)
 
     def started(event):  # (the scheduler's time, the worker's message), in the client's own thread
         submission = by_key.get(event[1]["key"])

@@ -263,5 +263,10 @@ def test_a_task_is_queued_until_its_worker_starts_it_and_timed_from_then(tmp_pat
         assert [event[0] for event in events[:2]] == ["queued", "running"], seen
         (done,) = [event for event in events if event[0] == "done"]
         assert isinstance(done[2], float) and done[2] >= 0, done
-    # One worker thread, two tasks handed out per thread: the second waits queued while the first runs.
-    assert [event[0] for event in seen[:2]] == ["queued", "queued"], seen
+    # One worker thread, two tasks handed out per thread: the second waits queued while the first
+    # runs, whichever of the first's start and the second's hand-out the client hears first.
+    state, both = {}, False
+    for kind, submission, *_ in seen:
+        state[submission] = kind
+        both = both or {"queued", "running"} <= set(state.values())
+    assert both, seen
