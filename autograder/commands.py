@@ -15,7 +15,7 @@ from autograder.lateness import NO_TIMESTAMP, apply_late, lateness, read_course,
 from autograder.progress import Progress, summary
 from autograder.report import write_html, write_json
 from autograder.report_page import render
-from autograder.results_store import REPORT, atomic_write, plan, provenance, stored_results
+from autograder.results_store import REPORT, SIMILARITY, atomic_write, plan, provenance, stored_results
 from autograder.roster import roster
 from autograder.sandbox import Limits, choose_sandbox
 from autograder.secret import course_secret
@@ -325,4 +325,26 @@ def command_report(args):
     atomic_write(target, render(records, graded, source=str(graded) + (" and its gradebook" if args.db else ""),
                                 page_folder=target.resolve().parent))
     print(f"wrote {target}: {len(records)} records")
+    return 0
+
+
+def command_similarity(args):
+    from autograder.report_page import render_similarity
+    from autograder.similarity.classwide import CSV, class_similarity, similarity_sheet, summary_lines
+
+    graded = Path(args.graded)
+    if not graded.is_dir():
+        raise SystemExit(f"autograder: {graded} is not a folder of results (the --out of `grade`)")
+    records = stored_results(graded)
+    unknown = sorted(set(args.lab or ()) - set(course_labs()))
+    if unknown:
+        raise SystemExit(f"autograder: no lab {', '.join(unknown)} in the course (there are "
+                         f"{', '.join(sorted(course_labs()))})")
+    found = class_similarity(records, args.lab)
+    if not found:
+        raise SystemExit(f"autograder: {graded} holds no results" + (f" of {', '.join(args.lab)}" if args.lab else ""))
+    atomic_write(graded / CSV, similarity_sheet(found))
+    atomic_write(graded / SIMILARITY, render_similarity(found, source=str(graded)))
+    print("\n".join(summary_lines(found)))
+    print(f"wrote {graded / SIMILARITY} and {graded / CSV}")
     return 0

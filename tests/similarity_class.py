@@ -1,0 +1,609 @@
+"""A class to measure the similarity check on (tests/test_similarity.py, bench/similarity_cost.py).
+
+Per lab, independent authors: the solved notebook's answers (`reference`) and two styles written
+for this (`ana`, `ben`), each answering the activities it names in its own way; the catalogue's
+common wrong answers, one student each (the reference with the mistake's functions in place); and
+copies of every author's answers disguised as students disguise them (`DISGUISES`). Activities an
+author does not answer are left as their stub, as students leave them.
+"""
+import ast
+import random
+import textwrap
+
+from autograder.catalogue import patched
+from autograder.labs import course_labs, grading_for
+from autograder.similarity.normalise import bound_names
+
+STYLES = {
+    "pt03_autodiff": {
+        "ana": {
+            "1a": '''
+def add_vjp(a, b, v):
+    # d(a + b) = da + db: the adjoint passes to both sides unchanged
+    grad_a = v
+    grad_b = v
+    return grad_a, grad_b
+
+
+def multiply_vjp(a, b, v):
+    grad_a = np.multiply(v, b)
+    grad_b = np.multiply(v, a)
+    return grad_a, grad_b
+
+
+def matmul_vjp(a, b, v):
+    A = np.atleast_2d(a) if a.ndim == 2 else a.reshape(1, -1)
+    B = b if b.ndim == 2 else b.reshape(-1, 1)
+    V = np.asarray(v, dtype=float).reshape(A.shape[0], B.shape[1])
+    grad_A = V.dot(B.T)
+    grad_B = A.T.dot(V)
+    return grad_A.reshape(a.shape), grad_B.reshape(b.shape)
+''',
+            "1b": '''
+def sum_to_shape(v, shape):
+    result = np.array(v, dtype=np.float64)
+    target = tuple(shape)
+    if result.ndim < len(target):
+        raise ValueError("the adjoint has fewer axes than " + str(target))
+    while result.ndim > len(target):
+        result = np.sum(result, axis=0)
+    for axis in range(len(target)):
+        if target[axis] == 1 and result.shape[axis] > 1:
+            result = np.sum(result, axis=axis, keepdims=True)
+    if result.shape != target:
+        raise ValueError("cannot reduce to " + str(target))
+    return result
+''',
+            "1c": '''
+def tanh_vjp(y, v):
+    slope = 1 - np.square(y)
+    return slope * v
+
+
+def relu_vjp(x, v):
+    mask = (x > 0).astype(float)
+    return mask * v
+''',
+            "2": '''
+def topological_order(output):
+    done = set()
+    result = []
+
+    def visit(node):
+        if node in done:
+            return
+        done.add(node)
+        for parent in node.parents:
+            visit(parent)
+        result.append(node)
+
+    visit(output)
+    return result
+
+
+def backward(output, seed=None):
+    nodes = topological_order(output)
+    grads = initial_adjoints(nodes, output, seed)
+    for node in nodes[::-1]:
+        if node.vjp is None:
+            continue
+        parts = node.vjp(grads[node])
+        assert len(parts) == len(node.parents), "one adjoint per parent"
+        for k in range(len(parts)):
+            piece = np.asarray(parts[k], dtype=float)
+            if piece.shape != node.parents[k].value.shape:
+                raise ValueError("wrong adjoint shape from " + node.name)
+            grads[node.parents[k]] = grads[node.parents[k]] + piece
+    return grads
+''',
+        },
+        "ben": {
+            "1a": '''
+def add_vjp(a, b, v):
+    return (v, v)
+
+
+def multiply_vjp(a, b, v):
+    return (b * v, a * v)
+
+
+def matmul_vjp(a, b, v):
+    if a.ndim == 1 and b.ndim == 1:
+        return (b * v, a * v)
+    if b.ndim == 1:
+        return (np.einsum("i,j->ij", v, b), np.einsum("ij,i->j", a, v))
+    if a.ndim == 1:
+        return (np.einsum("jk,k->j", b, v), np.einsum("j,k->jk", a, v))
+    return (np.einsum("ik,jk->ij", v, b), np.einsum("ij,ik->jk", a, v))
+''',
+            "1b": '''
+def sum_to_shape(v, shape):
+    out = np.asarray(v, dtype=np.float64)
+    lead = out.ndim - len(shape)
+    if lead < 0:
+        raise ValueError("more axes wanted than the adjoint has")
+    padded = (1,) * lead + tuple(shape)
+    axes = tuple(i for i, (have, want) in enumerate(zip(out.shape, padded)) if want == 1 and have != 1)
+    out = out.sum(axis=axes, keepdims=True).reshape(tuple(shape))
+    return out
+''',
+            "1c": '''
+def tanh_vjp(y, v):
+    return v - v * y ** 2
+
+
+def relu_vjp(x, v):
+    out = np.zeros_like(np.asarray(v, dtype=float) * np.ones_like(x, dtype=float))
+    out[x > 0] = (v * np.ones_like(x, dtype=float))[x > 0]
+    return out
+''',
+            "2": '''
+def topological_order(output):
+    indegree, nodes, frontier = {}, [], [output]
+    while frontier:
+        node = frontier.pop()
+        if node in indegree:
+            continue
+        indegree[node] = 0
+        nodes.append(node)
+        frontier += list(node.parents)
+    for node in nodes:
+        for parent in set(node.parents):
+            indegree[parent] += 1
+    ready, order = [output], []
+    while ready:
+        node = ready.pop()
+        order.append(node)
+        for parent in set(node.parents):
+            indegree[parent] -= 1
+            if indegree[parent] == 0:
+                ready.append(parent)
+    return order[::-1]
+
+
+def backward(output, seed=None):
+    adj = initial_adjoints(topological_order(output), output, seed)
+    for node in reversed(topological_order(output)):
+        if node.vjp:
+            got = list(node.vjp(adj[node]))
+            if len(got) != len(node.parents):
+                raise ValueError(f"{node.name}: {len(got)} adjoints for {len(node.parents)} parents")
+            for parent, g in zip(node.parents, got):
+                g = np.asarray(g, dtype=np.float64)
+                if g.shape != parent.value.shape:
+                    raise ValueError(f"{node.name}: adjoint of shape {g.shape}, parent of {parent.value.shape}")
+                adj[parent] = adj[parent] + g
+    return adj
+''',
+        },
+    },
+    "scalar_engine": {
+        "ana": {
+            "1a": '''
+def add(a, b):
+    result = Value(a.data + b.data, (a, b), "+")
+
+    def propagate():
+        a.grad = a.grad + 1.0 * result.grad
+        b.grad = b.grad + 1.0 * result.grad
+
+    result._backward = propagate
+    return result
+
+
+def multiply(a, b):
+    result = Value(a.data * b.data, (a, b), "*")
+
+    def propagate():
+        da = b.data * result.grad
+        db = a.data * result.grad
+        a.grad = a.grad + da
+        b.grad = b.grad + db
+
+    result._backward = propagate
+    return result
+''',
+            "2": '''
+def topological_order(root):
+    ordered = []
+    visited = set()
+
+    def visit(v):
+        if v not in visited:
+            visited.add(v)
+            for child in v._prev:
+                visit(child)
+            ordered.append(v)
+
+    visit(root)
+    return ordered
+
+
+def backward(root):
+    nodes = topological_order(root)
+    root.grad = root.grad + 1
+    i = len(nodes) - 1
+    while i >= 0:
+        nodes[i]._backward()
+        i = i - 1
+''',
+            "3": '''
+def logistic_loss(scores, targets):
+    total = Value(0.0)
+    for score, label in zip(scores, targets):
+        margin = score * (-label)
+        if margin.data > 0:
+            term = margin + ((-margin).exp() + 1).log()
+        else:
+            term = (margin.exp() + 1).log()
+        total = total + term
+    return total * (1.0 / len(scores))
+
+
+def train_step(model, X, targets, lr):
+    predictions = []
+    for x in X:
+        predictions.append(model([Value(float(number)) for number in x]))
+    loss = logistic_loss(predictions, targets)
+    for weight in model.parameters():
+        weight.grad = 0
+    backward(loss)
+    for weight in model.parameters():
+        weight.data = weight.data - lr * weight.grad
+    return loss
+''',
+        },
+        "ben": {
+            "1a": '''
+def add(a, b):
+    node = Value(a.data + b.data, _children=(a, b), _op="+")
+    def step():
+        for parent in (a, b):
+            parent.grad += node.grad
+    node._backward = step
+    return node
+
+
+def multiply(a, b):
+    node = Value(a.data * b.data, _children=(a, b), _op="*")
+    def step():
+        for parent, other in ((a, b), (b, a)):
+            parent.grad += other.data * node.grad
+    node._backward = step
+    return node
+''',
+            "2": '''
+def topological_order(root):
+    seen, order, stack = set(), [], [iter([root])]
+    path = []
+    while stack:
+        node = next(stack[-1], None)
+        if node is None:
+            stack.pop()
+            if path:
+                order.append(path.pop())
+        elif node not in seen:
+            seen.add(node)
+            path.append(node)
+            stack.append(iter(node._prev))
+    return order
+
+
+def backward(root):
+    order = topological_order(root)
+    root.grad += 1
+    for v in order[::-1]:
+        v._backward()
+''',
+            "3": '''
+def logistic_loss(scores, targets):
+    losses = []
+    for z, t in zip(scores, targets):
+        m = -(z * t)
+        losses.append(m.relu() + (1 + (-(m.relu() + (-m).relu())).exp()).log())
+    return sum(losses, Value(0.0)) / len(losses)
+
+
+def train_step(model, X, targets, lr):
+    loss = logistic_loss([model(list(map(Value, row))) for row in X], targets)
+    params = list(model.parameters())
+    for p in params:
+        p.grad = 0.0
+    backward(loss)
+    for p in params:
+        p.data += -lr * p.grad
+    return loss
+''',
+        },
+    },
+    "tensor_engine": {
+        "ana": {
+            "1b": '''
+def cross_entropy(logits, y):
+    x = logits.data
+    count = x.shape[0]
+    shifted = x - np.max(x, axis=1, keepdims=True)
+    e = np.exp(shifted)
+    probs = e / np.sum(e, axis=1, keepdims=True)
+    picked = probs[np.arange(count), y]
+    loss = Tensor(np.mean(-np.log(picked)), (logits,), "cross_entropy")
+
+    def _backward():
+        onehot = np.zeros_like(probs)
+        onehot[np.arange(count), y] = 1
+        logits.grad += (probs - onehot) / count * loss.grad
+
+    loss._backward = _backward
+    return loss
+''',
+            "2": '''
+def backward(root):
+    visited = []
+    order = []
+    stack = [(root, 0)]
+    while stack:
+        node, state = stack.pop()
+        if state == 1:
+            order.append(node)
+            continue
+        if any(node is seen for seen in visited):
+            continue
+        visited.append(node)
+        stack.append((node, 1))
+        for parent in node._prev:
+            stack.append((parent, 0))
+    root.grad = np.ones(root.data.shape)
+    for node in order[::-1]:
+        node._backward()
+
+
+def numerical_grad(f, arrays, h=1e-6):
+    result = []
+    for a in arrays:
+        g = np.zeros_like(a, dtype=float)
+        flat, gflat = a.reshape(-1), g.reshape(-1)
+        for i in range(flat.size):
+            old = flat[i]
+            flat[i] = old + h
+            plus = f()
+            flat[i] = old - h
+            minus = f()
+            flat[i] = old
+            gflat[i] = (plus - minus) / (2 * h)
+        result.append(g)
+    return result
+''',
+            "3": '''
+def zero_grad(params):
+    for i in range(len(params)):
+        params[i].grad = np.zeros(params[i].data.shape)
+
+
+def sgd_step(params, lr):
+    for i in range(len(params)):
+        params[i].data[...] = params[i].data - lr * params[i].grad
+
+
+def train_epoch(forward, params, X, y, order, batch_size, lr):
+    history = []
+    i = 0
+    while i < len(order):
+        batch = order[i:i + batch_size]
+        zero_grad(params)
+        batch_loss = cross_entropy(forward(X[batch]), y[batch])
+        batch_loss.backward()
+        sgd_step(params, lr)
+        history.append(batch_loss.data.item())
+        i += batch_size
+    return history
+''',
+        },
+        "ben": {
+            "1b": '''
+def cross_entropy(logits, y):
+    n = len(y)
+    m = logits.data.max(1)[:, None]
+    lse = m + np.log(np.exp(logits.data - m).sum(1))[:, None]
+    nll = lse[:, 0] - logits.data[range(n), y]
+    out = Tensor(nll.sum() / n, (logits,), "ce")
+    def _backward():
+        g = np.exp(logits.data - lse)
+        g[range(n), y] = g[range(n), y] - 1
+        logits.grad = logits.grad + g * (out.grad / n)
+    out._backward = _backward
+    return out
+''',
+            "2": '''
+def backward(root):
+    topo = []
+    marks = {}
+    def dfs(v):
+        if marks.get(id(v)):
+            return
+        marks[id(v)] = True
+        for p in v._prev:
+            dfs(p)
+        topo.append(v)
+    dfs(root)
+    root.grad = np.ones_like(root.data, dtype=float)
+    while topo:
+        topo.pop()._backward()
+
+
+def numerical_grad(f, arrays, h=1e-6):
+    def slope(array, index):
+        saved = array[index]
+        array[index] = saved + h
+        up = f()
+        array[index] = saved - h
+        down = f()
+        array[index] = saved
+        return (up - down) / (2 * h)
+    return [np.array([slope(a, ix) for ix in np.ndindex(a.shape)]).reshape(a.shape) for a in arrays]
+''',
+            "3": '''
+def zero_grad(params):
+    for t in params:
+        t.grad = t.data * 0.0
+
+
+def sgd_step(params, lr):
+    for t in params:
+        np.subtract(t.data, lr * t.grad, out=t.data)
+
+
+def train_epoch(forward, params, X, y, order, batch_size, lr):
+    batches = [order[k:k + batch_size] for k in range(0, len(order), batch_size)]
+    out = []
+    for idx in batches:
+        l = cross_entropy(forward(X[idx]), y[idx])
+        zero_grad(params)
+        l.backward()
+        sgd_step(params, lr)
+        out += [float(l.data)]
+    return out
+''',
+        },
+    },
+}
+
+
+class Disguise(ast.NodeTransformer):
+    """What a student does to a copy, one kind at a time (`kind`), or every kind at once ("all")."""
+
+    def __init__(self, kind, renamed, seed):
+        self.kind, self.seed, self.names = kind, seed, {name: f"my_{name}_{len(name)}" for name in renamed}
+
+    def wants(self, kind):
+        return self.kind in (kind, "all")
+
+    def visit_Name(self, node):
+        if self.wants("rename") and node.id in self.names:
+            node.id = self.names[node.id]
+        return node
+
+    def visit_arg(self, node):
+        if self.wants("rename") and node.arg in self.names:
+            node.arg = self.names[node.arg]
+        return node
+
+    def visit_FunctionDef(self, node):
+        self.generic_visit(node)
+        if self.wants("rename") and node.name in self.names:
+            node.name = self.names[node.name]
+        if self.wants("reorder"):
+            node.body = reordered(node.body)
+        if self.wants("dead code"):  # each copy its own, as each student pads a copy differently
+            padding = DEAD_CODE[sum(map(ord, self.seed + node.name)) % len(DEAD_CODE)]
+            node.body[:0] = ast.parse(padding).body
+        return node
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        if self.wants("swap operands") and isinstance(node.op, (ast.Mult, ast.Add)):
+            node.left, node.right = node.right, node.left
+        return node
+
+    def visit_AugAssign(self, node):
+        self.generic_visit(node)
+        if self.wants("expand +="):
+            load = ast.parse(ast.unparse(node.target), mode="eval").body
+            return ast.copy_location(ast.Assign([node.target], ast.BinOp(load, node.op, node.value)), node)
+        return node
+
+    def visit_Assign(self, node):
+        self.generic_visit(node)
+        if self.wants("loop for comprehension") and isinstance(node.value, ast.ListComp) and \
+                len(node.value.generators) == 1 and isinstance(node.targets[0], ast.Name):
+            name, comp = node.targets[0].id, node.value
+            loop = ast.For(comp.generators[0].target, comp.generators[0].iter,
+                           [ast.Expr(ast.parse(f"{name}.append(0)").body[0].value)], [])
+            loop.body[0].value.args = [comp.elt]
+            for condition in comp.generators[0].ifs:
+                loop.body = [ast.If(condition, loop.body, [])]
+            return [ast.Assign([ast.Name(name, ast.Store())], ast.List([], ast.Load())), loop]
+        return node
+
+
+def reordered(statements):
+    """`statements` with the first two that touch different names swapped (an independent pair)."""
+    for i in range(len(statements) - 1):
+        first, second = statements[i], statements[i + 1]
+        if isinstance(first, ast.Assign) and isinstance(second, ast.Assign) and \
+                not names_in(first) & names_in(second):
+            return statements[:i] + [second, first] + statements[i + 2:]
+    return statements
+
+
+def names_in(node):
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+DEAD_CODE = ("unused_total = 0\nfor _ in range(0):\n    unused_total += 1",
+             "if False:\n    print('debug', 42)",
+             "checked = None\nlimit = 10 ** 6\nwhile limit < 0:\n    limit -= 1",
+             "trace = []\ntrace.clear()\ntrace.extend([])",
+             "try:\n    pass\nexcept ZeroDivisionError:\n    raise")
+DISGUISES = ("rename", "reorder", "comments and blank lines", "dead code", "swap operands", "expand +=",
+             "loop for comprehension", "all")
+
+
+def disguised(source, kind, required, seed=""):
+    """A copy of `source` disguised by `kind`; the `required` function names stay (the grader
+    calls them), helpers are renamed."""
+    tree = ast.parse(source)
+    tree = ast.fix_missing_locations(Disguise(kind, bound_names(tree) - set(required), seed).visit(tree))
+    if kind in ("reorder", "all"):
+        functions = [s for s in tree.body if isinstance(s, ast.FunctionDef)]
+        rest = [s for s in tree.body if not isinstance(s, ast.FunctionDef)]
+        tree.body = rest + functions[::-1]
+    text = ast.unparse(tree)  # the original's comments and blank lines go with the text
+    if kind in ("comments and blank lines", "all"):
+        text = "\n\n".join(f"{line}  # step {number}" if line.strip() and not line.rstrip().endswith(":") else line
+                           for number, line in enumerate(text.splitlines()))
+    return "# my own work\n" + text + "\n"
+
+
+def authors(lab):
+    """{author: {activity: answer}}: the reference answers every activity a style answers."""
+    styles = STYLES[lab.name]
+    answered = {activity for style in styles.values() for activity in style}
+    found = {"reference": {a: lab.activities[a].reference.source for a in answered}}
+    for name, style in styles.items():
+        found[name] = {activity: textwrap.dedent(code).strip() + "\n" for activity, code in style.items()}
+    return found
+
+
+def mistaken(lab):
+    """{student: {activity: answer}}: one student per catalogued mistake of the activities the authors answer."""
+    answered = set(authors(lab)["reference"])
+    return {f"mistake-{number:02d}": {m.activity: patched(lab.activities[m.activity].reference.source, m.code)}
+            for number, m in enumerate(grading_for(lab.name).mistakes) if m.activity in answered}
+
+
+def disguised_class(lab, kind):
+    """(class, copies): {student: {activity: answer}} of the authors, the mistakes and one copy of
+    each author disguised by `kind`, and {(author, copy)}, the copied pairs."""
+    students = {**authors(lab), **mistaken(lab)}
+    copies = set()
+    for author, answers in authors(lab).items():
+        copy = f"copy-of-{author}"
+        students[copy] = {a: disguised(code, kind, lab.activities[a].functions, author) for a, code in answers.items()}
+        copies.add(tuple(sorted((author, copy))))
+    return students, copies
+
+
+def crowd(lab, size, seed=0):
+    """A class of `size` for the benchmark: students drawn at random, with replacement, from the
+    classes of every disguise, so answers repeat more than in a real class: longer lists of
+    holders per fragment, which is what costs the index most."""
+    draw = random.Random(seed)
+    pool = [answers for kind in DISGUISES for answers in disguised_class(lab, kind)[0].values()]
+    return {f"s{number:04d}": draw.choice(pool) for number in range(size)}
+
+
+LAB_NAMES = tuple(STYLES)
+
+
+def labs():
+    return [course_labs()[name] for name in LAB_NAMES]
