@@ -11,7 +11,7 @@ import random
 import textwrap
 
 from autograder.catalogue import patched
-from autograder.labs import course_labs, grading_for
+from autograder.labs import grading_for
 from autograder.similarity.normalise import bound_names
 
 STYLES = {
@@ -66,18 +66,18 @@ def relu_vjp(x, v):
 ''',
             "2": '''
 def topological_order(output):
-    done = set()
+    done = {output}
     result = []
-
-    def visit(node):
-        if node in done:
-            return
-        done.add(node)
-        for parent in node.parents:
-            visit(parent)
-        result.append(node)
-
-    visit(output)
+    stack = [[output, iter(output.parents)]]
+    while stack:
+        node, parents = stack[-1]
+        parent = next(parents, None)
+        if parent is None:
+            stack.pop()
+            result.append(node)
+        elif parent not in done:
+            done.add(parent)
+            stack.append([parent, iter(parent.parents)])
     return result
 
 
@@ -207,15 +207,20 @@ def multiply(a, b):
 def topological_order(root):
     ordered = []
     visited = set()
-
-    def visit(v):
-        if v not in visited:
+    stack = [(root, 0)]
+    while stack:
+        v, i = stack.pop()
+        children = list(v._prev)
+        if i == 0:
+            if v in visited:
+                continue
             visited.add(v)
-            for child in v._prev:
-                visit(child)
+        if i < len(children):
+            stack.append((v, i + 1))
+            if children[i] not in visited:
+                stack.append((children[i], 0))
+        else:
             ordered.append(v)
-
-    visit(root)
     return ordered
 
 
@@ -256,7 +261,7 @@ def train_step(model, X, targets, lr):
         "ben": {
             "1a": '''
 def add(a, b):
-    node = Value(a.data + b.data, _children=(a, b), _op="+")
+    node = Value(a.data + b.data, _prev=[a, b], _op="+")
     def step():
         for parent in (a, b):
             parent.grad += node.grad
@@ -265,7 +270,7 @@ def add(a, b):
 
 
 def multiply(a, b):
-    node = Value(a.data * b.data, _children=(a, b), _op="*")
+    node = Value(a.data * b.data, _prev=[a, b], _op="*")
     def step():
         for parent, other in ((a, b), (b, a)):
             parent.grad += other.data * node.grad
@@ -300,7 +305,9 @@ def logistic_loss(scores, targets):
     losses = []
     for z, t in zip(scores, targets):
         m = -(z * t)
-        losses.append(m.relu() + (1 + (-(m.relu() + (-m).relu())).exp()).log())
+        big = m.data > 0
+        tail = ((-m if big else m).exp() + 1).log()
+        losses.append(m + tail if big else tail)
     return sum(losses, Value(0.0)) / len(losses)
 
 
@@ -323,10 +330,9 @@ def cross_entropy(logits, y):
     x = logits.data
     count = x.shape[0]
     shifted = x - np.max(x, axis=1, keepdims=True)
-    e = np.exp(shifted)
-    probs = e / np.sum(e, axis=1, keepdims=True)
-    picked = probs[np.arange(count), y]
-    loss = Tensor(np.mean(-np.log(picked)), (logits,), "cross_entropy")
+    log_probs = shifted - np.log(np.sum(np.exp(shifted), axis=1, keepdims=True))
+    probs = np.exp(log_probs)
+    loss = Tensor(-np.mean(log_probs[np.arange(count), y]), (logits,), "cross_entropy")
 
     def _backward():
         onehot = np.zeros_like(probs)
@@ -360,16 +366,16 @@ def backward(root):
 def numerical_grad(f, arrays, h=1e-6):
     result = []
     for a in arrays:
-        g = np.zeros_like(a, dtype=float)
-        flat, gflat = a.reshape(-1), g.reshape(-1)
-        for i in range(flat.size):
-            old = flat[i]
-            flat[i] = old + h
-            plus = f()
-            flat[i] = old - h
-            minus = f()
-            flat[i] = old
-            gflat[i] = (plus - minus) / (2 * h)
+        g = np.zeros(a.shape)
+        with np.nditer(a, flags=["multi_index"], op_flags=["readwrite"]) as entries:
+            for x in entries:
+                old = x.copy()
+                x[...] = old + h
+                plus = f()
+                x[...] = old - h
+                minus = f()
+                x[...] = old
+                g[entries.multi_index] = (plus - minus) / (2 * h)
         result.append(g)
     return result
 ''',
@@ -596,14 +602,12 @@ def disguised_class(lab, kind):
 def crowd(lab, size, seed=0):
     """A class of `size` for the benchmark: students drawn at random, with replacement, from the
     classes of every disguise, so answers repeat more than in a real class: longer lists of
-    holders per fragment, which is what costs the index most."""
+    holders per fragment, which is what costs the index most. Each answer ends in a comment of
+    its own, so that no two texts are the same and none is read from another's cache."""
     draw = random.Random(seed)
     pool = [answers for kind in DISGUISES for answers in disguised_class(lab, kind)[0].values()]
-    return {f"s{number:04d}": draw.choice(pool) for number in range(size)}
+    return {student: {activity: f"{code}\n# {student}\n" for activity, code in draw.choice(pool).items()}
+            for student in (f"s{number:04d}" for number in range(size))}
 
 
 LAB_NAMES = tuple(STYLES)
-
-
-def labs():
-    return [course_labs()[name] for name in LAB_NAMES]

@@ -144,3 +144,18 @@ def test_a_class_report_without_similar_work_says_nothing():
     page = render({("amy", lab.name): record})
     assert re.search(r'<p id="scalar_engine-similar">Nothing: ', page)
     assert "amy: " in page  # the notebook that could not be read again is named
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lab_name", LAB_NAMES)
+def test_every_style_passes_its_activities_visible_checks(lab_name, monkeypatch):
+    # The independent authors must be right, or their answers would be no class's answers.
+    from autograder.catalogue import visible_steps
+
+    monkeypatch.chdir(ROOT)  # where the checks find the lab's data/
+    lab = course_labs()[lab_name]
+    for author in STYLE_AUTHORS:
+        for activity, answer in authors(lab)[author].items():
+            space = {}
+            for step in visible_steps(lab, activity, answer):
+                exec(compile(step.source, f"{author} {activity}: {step.label}", "exec"), space)

@@ -133,7 +133,7 @@ def similarity_sheet(found):
 
 def marked_code(lines):
     """The answer's lines as HTML, escaped, the shared ones in <mark>."""
-    return "\n".join(f'<span class="n">{number:>3}</span> ' + (f"<mark>{html.escape(text)}</mark>" if shared
+    return "\n".join(f'<span class="n">{number:>3}</span> ' + (f"<mark>{html.escape(text)}</mark>" if shared and text.strip()
                                                                 else html.escape(text))
                      for number, text, shared in lines)
 

@@ -56,7 +56,7 @@ class Pair:
 class ActivityIndex:
     """One activity of one class: every answer's fragments, and who holds each."""
     activity: str
-    prints: dict  # {student: {fragment hash: (first line, last line)}}
+    prints: dict  # {student: {fragment hash: the lines its tokens come from}}
     holders: dict = field(default_factory=dict)  # {fragment hash: [students]}
 
     def __post_init__(self):
@@ -77,7 +77,7 @@ def hashes(names):
 
 
 def fragments(pairs_of_token_and_line):
-    """{hash: (first line, last line)} of the winnowed K-token fragments of a token stream."""
+    """{hash: the lines its tokens come from} of the winnowed K-token fragments of a token stream."""
     lines = [line for _, line in pairs_of_token_and_line]
     hashes_in_order = hashes([name for name, _ in pairs_of_token_and_line])
     chosen = {}
@@ -87,8 +87,7 @@ def fragments(pairs_of_token_and_line):
             break
         least = min(window)
         place = start + max(i for i, h in enumerate(window) if h == least)  # the rightmost, as winnowing does
-        span = lines[place:place + K]
-        chosen.setdefault(hashes_in_order[place], (min(span), max(span)))
+        chosen.setdefault(hashes_in_order[place], frozenset(lines[place:place + K]))
     return chosen
 
 
@@ -145,8 +144,7 @@ def shared_lines(index, first, second):
     """The lines of each answer that hold a rare fragment the other holds too: ({line}, {line})."""
     cap = rare_cap(len(index.prints))
     common = [f for f in index.prints[first].keys() & index.prints[second].keys() if len(index.holders[f]) <= cap]
-    return tuple({line for f in common for line in range(index.prints[student][f][0], index.prints[student][f][1] + 1)}
-                 for student in (first, second))
+    return tuple(set().union(*(index.prints[student][f] for f in common)) for student in (first, second))
 
 
 def groups(pairs):

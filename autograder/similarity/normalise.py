@@ -20,7 +20,6 @@ from course.syntax import parse
 
 MASK = "·"  # what a name the answer binds becomes
 COMMUTATIVE = (ast.Add, ast.Mult, ast.BitAnd, ast.BitOr, ast.BitXor)
-LEAVES = (ast.expr_context, ast.operator, ast.boolop, ast.unaryop, ast.cmpop)
 
 
 def bound_names(tree):
