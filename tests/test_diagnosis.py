@@ -11,7 +11,7 @@ import nbformat
 import numpy as np
 import pytest
 
-from autograder import diagnosis, grade as grading_module
+from autograder import diagnosis, grade as grading_module, sandbox
 from autograder.answer_sketch import sketch, same
 from autograder.case_tokens import NOT_RUN, PASSED, STOPPED, failed, raised
 from autograder.catalogue import mistaken
@@ -286,14 +286,20 @@ def test_a_slow_replay_costs_the_submission_nothing(tmp_path, monkeypatch):
     plain, _ = grade(path, Options(seed=FRESH_SEED))
     assert plain["extra_data"]["diagnoses"][known.activity]["mistakes"] == [known.description]
     spent = plain["extra_data"]["cpu_seconds"]
-    margin = max(5.0, spent / 2)  # a loaded machine's noise
+    margin = max(10.0, spent)  # a loaded machine's noise: a run beside CPU hogs has taken 1.3 times the CPU seconds
     limits = Limits(submission_seconds=spent + margin)
+    # A limit this tight brings the wall-clock backstop (WALL_FACTOR times it) within reach of a
+    # machine busy enough that a second of CPU takes eight of waiting: that cost an activity in a
+    # run beside CPU hogs. What is measured here is CPU seconds; the backstop is set out of reach.
+    monkeypatch.setattr(grading_module, "WALL_FACTOR", 1000)
+    monkeypatch.setattr(sandbox, "WALL_FACTOR", 1000)
     replay = grading_module.replay_activity
     # The second spins for longer than the whole limit: charged, it would time out every activity after it.
     for burn, named in ((1.0, True), (spent + margin + 1.0, False)):
         monkeypatch.setattr(grading_module, "replay_activity", _burning(burn, replay))
         slow, _ = grade(path, Options(limits=limits, seed=FRESH_SEED))
-        assert (slow["status"], slow["score"]) == (plain["status"], plain["score"]) == ("graded", slow["score"])
+        said = (burn, spent, slow["extra_data"]["cpu_seconds"], [t["output"] for t in slow["tests"] if not t["score"]])
+        assert (slow["status"], slow["score"]) == (plain["status"], plain["score"]) == ("graded", slow["score"]), said
         assert [t["score"] for t in slow["tests"]] == [t["score"] for t in plain["tests"]]
         assert slow["extra_data"]["cpu_seconds"] < spent + margin, "the replay's seconds are not the submission's"
         assert (known.activity in slow["extra_data"]["diagnoses"]) == named, burn
