@@ -147,6 +147,24 @@ def test_same_tells_kinds_and_containers_apart():
     assert not same(sketch({"a": 1.0}), sketch({"b": 1.0})) and not same(sketch(True), sketch(1.0))
 
 
+def test_the_replays_of_a_submission_together_get_as_many_seconds_as_it():
+    """A worker's CPU limit counts the replays' seconds too (sandbox.rlimits): a refund gives the
+    submission back its time, never its process's, so the replays have a limit of their own."""
+    clock, session = Clock(10.0), _Session()
+    session.worker.seconds = 3.0
+    with clock.refunded(session):
+        session.worker.seconds += 6.0
+    assert clock.left(session.worker) == pytest.approx(7.0), "the submission keeps its own 7 s"
+    with pytest.raises(grading_module.OutOfTime), clock.refunded(session):
+        session.worker.seconds += 3.0
+        assert clock.left(session.worker) == pytest.approx(1.0), "the replays have 10 s, and used 9"
+        session.worker.seconds += 1.0
+        clock.left(session.worker)
+    assert clock.left(session.worker) == pytest.approx(7.0) and clock.refunds == pytest.approx(10.0)
+    assert 2 * clock.seconds <= sandbox.rlimits(Limits(submission_seconds=clock.seconds))["RLIMIT_CPU"][0], \
+        "a worker's CPU limit holds the submission's seconds and its replays'"
+
+
 def test_a_reply_naming_nodes_by_their_ids_sketches_alike_in_every_run():
     """to_dot's nodes are named n<id>, which changes from run to run: the sketch keeps the graph
     with each node named by its place in the spec, so a slip sketches alike in the catalogue's run
