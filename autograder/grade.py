@@ -84,6 +84,7 @@ class Clock:
         self.backstop = time.monotonic() + WALL_FACTOR * seconds
         self.phases = dict.fromkeys(PHASES, 0.0)
         self.refunds = 0.0  # the seconds given back (refunded): the grader's own cost, for the benchmark
+        self.refunding = None  # while a refunded block runs: what it has used so far, a function
 
     @contextmanager
     def phase(self, name):
@@ -95,6 +96,8 @@ class Clock:
 
     def left(self, worker):
         left = self.seconds - self.spent - (worker.used() if worker is not None else 0.0)
+        if self.refunding is not None:  # the grader's replays share a limit as long as the submission's
+            left = min(left, self.seconds - self.refunds - self.refunding())
         if left <= 0 or time.monotonic() > self.backstop:
             raise OutOfTime(f"used up its {self.seconds:g} s time limit")
         return left
@@ -126,16 +129,20 @@ class Clock:
         """Whatever `session`'s workers use inside the block is the grader's, not the submission's:
         its CPU seconds, its wall-clock seconds (the backstop moves on by them) and the bytes read,
         even when the block ends in OutOfTime or WorkerFailure (a worker closed meanwhile charged
-        its share on closing, and is counted through `spent`)."""
+        its share on closing, and is counted through `spent`).
+        The blocks of a submission together may use as many seconds as the submission: a worker's
+        CPU limit (sandbox.rlimits) counts both, and a refund cannot give a process back its CPU."""
         def held():  # counted as charge() and charge_reading() count them when the session closes
             worker, reference = session.worker, session.reference_worker
             return (self.spent + (worker.used() if worker else 0.0) + (reference.parsing if reference else 0.0),
                     self.received + sum(w.received for w in (worker, reference) if w is not None))
 
         spent, received, started = *held(), time.monotonic()
+        self.refunding = lambda: max(0.0, held()[0] - spent)
         try:
             yield
         finally:
+            self.refunding = None
             now_spent, now_received = held()
             self.refunds += max(0.0, now_spent - spent)
             self.spent -= max(0.0, now_spent - spent)

@@ -370,8 +370,13 @@ class GradebookWriter:
         return len(missing)
 
     def close(self):
-        """Commit what is staged (`flush`, which may raise NotRecorded) and close the connection."""
+        """Commit what is staged (`flush`, which may raise NotRecorded) and close the connection,
+        once `prepare`'s set-up has ended: a run stopped before its first record would otherwise
+        leave it creating the gradebook beside whatever reads it next (canvas.csv's students)."""
         try:
+            if self._preparing is not None:
+                self._preparing.join()
+                self._preparing = None
             self.flush()
         finally:
             self._disconnect()

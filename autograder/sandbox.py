@@ -463,7 +463,9 @@ def clean_environment(home):
 
 def rlimits(limits, cap_processes=True):
     """The per-process limits of a worker: resource name -> [soft, hard]."""
-    cpu = int(limits.submission_seconds) + 5
+    # A worker's process runs the submission's seconds and, in the grader's diagnosis replays
+    # (grade.Clock.refunded), as many again: the CPU limit is a backstop to the grader's clock.
+    cpu = int(2 * limits.submission_seconds) + 5
     found = {"RLIMIT_AS": [limits.memory_bytes] * 2, "RLIMIT_FSIZE": [limits.file_bytes] * 2, "RLIMIT_CORE": [0, 0],
              "RLIMIT_CPU": [cpu, cpu + 5]}  # SIGXCPU at the soft limit, SIGKILL at the hard one
     if cap_processes:  # counted per user across the machine: only where no control group caps them

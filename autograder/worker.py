@@ -47,7 +47,7 @@ import numpy
 # Taken before any submission code runs, so later monkeypatching of the modules cannot reach them.
 _ndarray, _generic, _float64 = numpy.ndarray, numpy.generic, numpy.float64
 _dumps, _loads, _b64encode, _b64decode = json.dumps, json.loads, base64.b64encode, base64.b64decode
-_write, _read = os.write, os.read
+_write, _read, _close = os.write, os.read, os.close
 _isinstance, _type, _str, _dict, _exec, _compile, _len = isinstance, type, str, dict, exec, compile, len
 _function = type(lambda: None)
 _probe_code = {}  # source -> code: every case of a lab sends the same probes, compiled once here
@@ -275,9 +275,11 @@ def run_each(shell, source, absence):
 
 class Channel:
     def __init__(self, fd_in, fd_out):
-        self.fd_in, self.fd_out, self.buffer = fd_in, fd_out, b""
+        self.fd_in, self.fd_out, self.buffer, self.closed = fd_in, fd_out, b"", False
 
     def receive(self):
+        if self.closed:
+            return None
         while b"\n" not in self.buffer:
             chunk = _read(self.fd_in, 1 << 20)
             if not chunk:
@@ -293,8 +295,20 @@ class Channel:
         if limit is not None and len(data) > limit:  # the grader would take it for garbage and wait for the real one
             data = (_dumps({"error": "ReplyTooLarge", "seq": seq, "message": f"the answer takes {len(data)} bytes "
                             f"as a reply; the grader reads at most {MAX_REPLY}"}) + "\n").encode()
+        if self.closed:
+            raise ConnectionError("the reference engine's line is closed")
+        data = memoryview(data)  # slices of a view copy nothing: a large message needs no second copy
         while data:
             data = data[_write(self.fd_out, data):]
+
+    def close(self):
+        if not self.closed:
+            self.closed = True
+            for fd in {self.fd_in, self.fd_out}:
+                try:
+                    _close(fd)
+                except OSError:
+                    pass
 
 
 # ------------------------------------------------------------------ the reference engine's line
@@ -327,6 +341,7 @@ class Link:
         self.thrown = {}  # the submission side's: id on the other side -> the exception made for it here
         self.lent = set()  # the reference side's: ids of the objects whose public attributes the other side may read
         self.relayed = {}  # the reference side's: id -> (an error of the other side's, rebuilt; how it described it)
+        self.broken = None  # why the line was closed (lose), once it was
 
     # values crossing the line
     def pack(self, value, depth=0, share_arrays=False):
@@ -419,6 +434,21 @@ class Link:
         return borrowed
 
     # the conversation
+    def receive(self):
+        """The other side's next message, or None once the line is closed. A read that fails part
+        way (a MemoryError holding a large message) leaves the rest of the stream out of step: the
+        line is closed then, so that neither side waits for a reply that can no longer come."""
+        try:
+            return self.channel.receive()
+        except BaseException as error:
+            self.lose(f"a message could not be read: {describe_error(error)['error']}")
+            return None
+
+    def lose(self, why):
+        """Close the line, which has lost its place in the conversation: each side's wait ends at once."""
+        self.broken = self.broken or why
+        self.channel.close()
+
     def request(self, message):
         self.asked += 1
         number = message["id"] = self.asked
@@ -426,9 +456,9 @@ class Link:
         self.epoch += 1  # the submission's code may run before the reply
         self.channel.send(message, "link", limit=None)
         while True:
-            incoming = self.channel.receive()
+            incoming = self.receive()
             if incoming is None:
-                raise ConnectionError("the reference engine's line closed")
+                raise ConnectionError(f"the reference engine's line closed{': ' + self.broken if self.broken else ''}")
             if incoming.get("reply") == number:
                 if "error" in incoming:
                     raise self.raised(incoming)
@@ -438,7 +468,11 @@ class Link:
                     self.proxies[message["target"]]._remember(incoming["attrs"])
                 self.raise_failed()
                 return self.unpack(incoming["value"])
-            self.answer(incoming)
+            if "op" in incoming:
+                self.answer(incoming)
+            elif self.serving:  # calls nest, so the one reply this side can be given is to its last request
+                self.lose("a reply came to a request not waiting for one")
+            # else the submission's side: a late reply to a request its code gave up on (a signal handler's raise)
 
     def raised(self, reply):
         """The exception an error reply stands for: the very one this side sent, when the other
@@ -467,6 +501,12 @@ class Link:
         self.channel.send(message, "link", limit=None)
 
     def answer(self, message):
+        """Perform the other side's request and reply to it. A request that cannot be replied to
+        (no id: not this protocol's) closes the reference side's line."""
+        if "id" not in message and not message.get("oneway"):
+            if self.serving:
+                self.lose("a request without an id")
+            return
         if message.get("oneway"):
             try:
                 self.perform(message)
@@ -496,7 +536,13 @@ class Link:
             if sent is not None:
                 reply["raised"] = sent
         self.epoch += 1  # control goes back to the other side
-        self.channel.send(reply, "link", limit=None)
+        try:
+            self.channel.send(reply, "link", limit=None)
+        except BaseException as error:  # a reply too large to write (MemoryError): the other side still waits for one
+            try:
+                self.channel.send({"reply": message["id"], "error": describe_error(error)}, "link", limit=None)
+            except BaseException:
+                self.lose("a reply could not be written")
 
     def perform(self, message):
         op = message["op"]
@@ -548,7 +594,7 @@ class Link:
         raise PermissionError(f"unknown request {op!r}")
 
     def serve(self):
-        while (message := self.channel.receive()) is not None:
+        while (message := self.receive()) is not None:
             self.answer(message)
 
 
@@ -809,11 +855,11 @@ def run_probe(scope, request, channel, describer):
 def idle(channel, line):
     """The grader's next request, or None once its pipe closes. Meanwhile, given a `line`, the
     other side's requests on it are answered: a probe running there works on this side's objects."""
-    while line is not None and b"\n" not in channel.buffer:
+    while line is not None and not line.channel.closed and b"\n" not in channel.buffer:
         if b"\n" not in line.channel.buffer and line.channel.fd_in not in select.select(
                 [channel.fd_in, line.channel.fd_in], [], [])[0]:
             break
-        message = line.channel.receive()
+        message = line.receive()
         if message is None:  # the other side is gone: the grader's pipe is all that is left
             break
         if "op" in message:  # not a late reply to a request given up on

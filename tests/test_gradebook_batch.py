@@ -7,6 +7,7 @@ import math
 import shutil
 import subprocess
 import sys
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -296,3 +297,15 @@ def test_a_run_whose_last_commit_fails_names_each_submission_and_the_next_run_re
         for (student, name), result in records_in(out).items():
             held_score = sum(scores[(student, name)]["points"].values()) - scores[(student, name)]["penalty"]
             assert held_score == pytest.approx(result["score"]), student
+
+
+def test_a_run_stopped_before_its_first_record_leaves_nothing_creating_the_gradebook(tmp_path):
+    """`prepare` creates the gradebook in the background while grading starts; a run that ends
+    before recording anything (a misconfigured Dask worker, a refused course) closes the writer and
+    then reads the gradebook for canvas.csv: nothing of the set-up may still be running then, or
+    the two create nbgrader's course row at once and one logs an IntegrityError's traceback."""
+    before = set(threading.enumerate())
+    writer = GradebookWriter(f"sqlite:///{tmp_path / 'gradebook.db'}", tmp_path)
+    writer.prepare(sorted(course_labs()))
+    writer.close()
+    assert set(threading.enumerate()) <= before

@@ -2,6 +2,7 @@
 the submission's objects in another. Reads of plain attributes come from the copy that travels
 with an object, so they must never be stale, and must never skip code the submission wrote."""
 import os
+import time
 
 import numpy
 import pytest
@@ -51,11 +52,13 @@ def line():
     answer = link.answer
     link.answer = lambda message: (message.get("oneway") or served.append(message["op"]), answer(message))
     try:
-        yield link, served
+        yield link, served, pid
     finally:
-        os.close(to_reference[1])
-        os.close(from_reference[0])
-        os.waitpid(pid, 0)
+        link.channel.close()
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:  # reaped by the test
+            pass
 
 
 def reference(link, name):
@@ -67,8 +70,40 @@ class Plain:
         self.data, self.grad = data, 0.5
 
 
+def test_a_read_that_fails_part_way_closes_the_line_and_the_other_side_stops_waiting(line, monkeypatch):
+    """A MemoryError while a large message arrives leaves the rest of the stream out of step:
+    the line closes, so the reference side's wait for the reply it asked for ends at once."""
+    link, _, pid = line
+
+    def failing(fd, size):
+        monkeypatch.setattr(worker, "_read", os.read)
+        raise MemoryError
+    monkeypatch.setattr(worker, "_read", failing)
+    with pytest.raises(ConnectionError, match="MemoryError"):
+        reference(link, "read_twice")(Plain(3.0), lambda: None)
+    assert link.channel.closed
+    for _ in range(200):  # the reference side's request ends, and with its line gone, it stops serving
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            return
+        time.sleep(0.05)
+    pytest.fail("the reference side still waits on a line that lost its place")
+
+
+def test_a_reply_to_no_request_waiting_closes_the_reference_side_of_the_line():
+    """Calls nest, so the one reply the reference side can be given is to its last request:
+    any other means the line lost its place, and waiting on would wait for ever."""
+    to_reference, from_reference = os.pipe(), os.pipe()
+    os.write(to_reference[1], b'{"reply": 7, "value": {"kind": "int", "value": 1}, "seq": "link"}\n')
+    link = worker.Link(to_reference[0], from_reference[1], serving=True)
+    with pytest.raises(ConnectionError, match="a reply came to a request not waiting for one"):
+        link.request({"op": "getattr", "target": 1, "name": "data"})
+    assert link.channel.closed
+    for fd in (to_reference[1], from_reference[0]):
+        os.close(fd)
+
+
 def test_a_read_after_the_submissions_code_ran_sees_what_it_did(line):
-    link, _ = line
+    link, *_ = line
     v = Plain(3.0)
 
     def poke():
@@ -78,13 +113,13 @@ def test_a_read_after_the_submissions_code_ran_sees_what_it_did(line):
 
 
 def test_reads_of_plain_attributes_do_not_cross_the_line(line):
-    link, served = line
+    link, served, _ = line
     assert reference(link, "read_many")(Plain(0.25), 200) == 50.0
     assert served == []
 
 
 def test_a_closure_reads_the_objects_it_holds_as_they_are_when_it_is_called(line):
-    link, served = line
+    link, served, _ = line
     v = Plain(2.0)
     rule = reference(link, "rule_of")(v)
     v.data, v.grad = 5.0, 1.0  # changed after the closure was made
@@ -95,7 +130,7 @@ def test_a_closure_reads_the_objects_it_holds_as_they_are_when_it_is_called(line
 
 
 def test_writes_reach_the_submissions_object(line):
-    link, _ = line
+    link, *_ = line
     v = Plain(1.0)
     assert reference(link, "write")(v, 4.0) == 4.0
     assert (v.grad, v.label) == (4.0, "set")
@@ -120,7 +155,7 @@ class WithSetattr(Plain):
 
 
 def test_code_the_submission_wrote_runs_for_every_access(line):
-    link, served = line
+    link, served, _ = line
     v = WithProperty(0.25)
     WithProperty.reads = 0
     assert reference(link, "read_many")(v, 5) == 1.25
