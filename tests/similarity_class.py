@@ -1,10 +1,17 @@
 """A class to measure the similarity check on (tests/test_similarity.py, bench/similarity_cost.py).
 
 Per lab, independent authors: the solved notebook's answers (`reference`) and two styles written
-for this (`ana`, `ben`), each answering the activities it names in its own way; the catalogue's
-common wrong answers, one student each (the reference with the mistake's functions in place); and
+for this (`ana`, `ben`), each answering the activities it names in its own way; more students who
+write the solved answers' form on their own, each in their own words (`solved-*`), since in a
+class the solved form is the one many students reach; the catalogue's common wrong answers, one
+student each (the reference with the mistake's functions in place, so the solved form again); and
 copies of every author's answers disguised as students disguise them (`DISGUISES`). Activities an
 author does not answer are left as their stub, as students leave them.
+
+The solved form is thus the class's common one, as it is in a real class, and the copy of the
+`reference` author cannot be told from the others who write that form: a fragment held by that
+many students is no evidence (engine.py). It is the one copy not expected to be similar
+(`COMMON_FORM_COPY`); the written styles are each one author's, and every copy of them is.
 """
 import ast
 import random
@@ -12,6 +19,7 @@ import textwrap
 
 from autograder.catalogue import patched
 from autograder.labs import grading_for
+from autograder.similarity.engine import FEWEST_COMMON
 from autograder.similarity.normalise import bound_names
 
 STYLES = {
@@ -580,6 +588,23 @@ def authors(lab):
     return found
 
 
+# How the students of the solved form spell it: each a way the normal form undoes in full (not
+# reordering or padding, which would give two of them, made alike by one rule, a rare fragment of
+# their own), and more of them than a rare fragment's holders can be.
+SOLVED_SPELLINGS = ("rename", "comments and blank lines", "swap operands", "expand +=", "loop for comprehension")
+assert len(SOLVED_SPELLINGS) > FEWEST_COMMON
+COMMON_FORM_COPY = ("copy-of-reference", "reference")
+
+
+def solved_form(lab):
+    """{student: {activity: answer}}: students who reach the solved answers' form on their own, each
+    spelling it their way."""
+    reference = authors(lab)["reference"]
+    return {f"solved-{number}": {a: disguised(code, kind, lab.activities[a].functions, f"solved-{number}")
+                                 for a, code in reference.items()}
+            for number, kind in enumerate(SOLVED_SPELLINGS, 1)}
+
+
 def mistaken(lab):
     """{student: {activity: answer}}: one student per catalogued mistake of the activities the authors answer."""
     answered = set(authors(lab)["reference"])
@@ -587,10 +612,23 @@ def mistaken(lab):
             for number, m in enumerate(grading_for(lab.name).mistakes) if m.activity in answered}
 
 
+def one_text(lab):
+    """{(student, student)} of catalogue students whose mistakes are one text: a mistake's code
+    written as another's with lines added (a check or a seed left out; scalar_engine's recursive
+    topological order, with and without a raised recursion limit). Similar in fact, and not the
+    work of two students, so never counted as a pair of independent authors."""
+    answered = set(authors(lab)["reference"])
+    written = {f"mistake-{number:02d}": {line.strip() for line in m.code.splitlines() if line.strip()}
+               for number, m in enumerate(grading_for(lab.name).mistakes) if m.activity in answered}
+    return {(first, second) for first in written for second in written
+            if first < second and (written[first] <= written[second] or written[second] <= written[first])}
+
+
 def disguised_class(lab, kind):
-    """(class, copies): {student: {activity: answer}} of the authors, the mistakes and one copy of
-    each author disguised by `kind`, and {(author, copy)}, the copied pairs."""
-    students = {**authors(lab), **mistaken(lab)}
+    """(class, copies): {student: {activity: answer}} of the authors, the students of the solved
+    form, the mistakes and one copy of each author disguised by `kind`, and {(author, copy)}, the
+    copied pairs (COMMON_FORM_COPY among them)."""
+    students = {**authors(lab), **solved_form(lab), **mistaken(lab)}
     copies = set()
     for author, answers in authors(lab).items():
         copy = f"copy-of-{author}"
