@@ -1,7 +1,7 @@
 """A class to measure the similarity check on (tests/test_similarity.py, bench/similarity_cost.py).
 
 Per lab, independent authors: the solved notebook's answers (`reference`) and two styles written
-for this (`ana`, `ben`), each answering the activities it names in its own way; more students who
+for this (`ana`, `ben`, `cal`), each answering the activities it names in its own way; more students who
 write the solved answers' form on their own, each in their own words (`solved-*`), since in a
 class the solved form is the one many students reach; the catalogue's common wrong answers, one
 student each (the reference with the mistake's functions in place, so the solved form again); and
@@ -184,6 +184,81 @@ def backward(output, seed=None):
     return adj
 ''',
         },
+        "cal": {
+            "1a": '''
+def add_vjp(a, b, v):
+    v = np.asarray(v, dtype=float)
+    return v.copy(), v.copy()
+
+
+def multiply_vjp(a, b, v):
+    return np.asarray(b) * v, np.asarray(a) * v
+
+
+def matmul_vjp(a, b, v):
+    # A vector is a one-row (left) or one-column (right) matrix: the matrix rule, then the added
+    # axes dropped again.
+    left = a[np.newaxis, :] if a.ndim == 1 else a
+    right = b[:, np.newaxis] if b.ndim == 1 else b
+    upstream = np.reshape(v, (left.shape[0], right.shape[1]))
+    return np.reshape(upstream @ right.T, a.shape), np.reshape(left.T @ upstream, b.shape)
+''',
+            "1b": '''
+def sum_to_shape(v, shape):
+    v = np.asarray(v, dtype=np.float64)
+    shape = tuple(shape)
+    try:
+        np.broadcast_to(np.empty(shape), v.shape)
+    except ValueError:
+        raise ValueError(f"{shape} does not broadcast to {v.shape}") from None
+    lead = v.ndim - len(shape)
+    summed = [axis for axis in range(v.ndim) if axis < lead or shape[axis - lead] == 1]
+    return np.add.reduce(v, axis=tuple(summed)).reshape(shape)
+''',
+            "1c": '''
+def tanh_vjp(y, v):
+    return np.multiply(v, 1.0 - np.power(y, 2))
+
+
+def relu_vjp(x, v):
+    return v * np.heaviside(x, 0.0)
+''',
+            "2": '''
+def topological_order(output):
+    placed, order, path = set(), [], [output]
+    while path:
+        node = path[-1]
+        if node in placed:
+            path.pop()
+            continue
+        waiting = [parent for parent in node.parents if parent not in placed]
+        if waiting:
+            path.extend(waiting)
+        else:
+            placed.add(node)
+            order.append(node)
+            path.pop()
+    return order
+
+
+def backward(output, seed=None):
+    order = topological_order(output)
+    adjoints = initial_adjoints(order, output, seed)
+    for node in order[::-1]:
+        if node.vjp is None:
+            continue
+        received = tuple(node.vjp(adjoints[node]))
+        if len(received) != len(node.parents):
+            raise ValueError("%s gave %d adjoints to %d parents" % (node.name, len(received), len(node.parents)))
+        for position, parent in enumerate(node.parents):
+            contribution = np.asarray(received[position], dtype=np.float64)
+            if contribution.shape != parent.value.shape:
+                raise ValueError("%s: adjoint %s for a parent %s" % (node.name, contribution.shape,
+                                                                    parent.value.shape))
+            adjoints[parent] = contribution + adjoints[parent]
+    return adjoints
+''',
+        },
     },
     "scalar_engine": {
         "ana": {
@@ -327,6 +402,84 @@ def train_step(model, X, targets, lr):
     backward(loss)
     for p in params:
         p.data += -lr * p.grad
+    return loss
+''',
+        },
+        "cal": {
+            "1a": '''
+def _node(data, parents, op, slopes):
+    # one rule for every primitive: each parent gets its local slope times the output's gradient
+    out = Value(data, parents, op)
+
+    def _backward():
+        for parent, slope in zip(parents, slopes):
+            parent.grad += slope * out.grad
+
+    out._backward = _backward
+    return out
+
+
+def add(a, b):
+    return _node(a.data + b.data, (a, b), "+", (1.0, 1.0))
+
+
+def multiply(a, b):
+    return _node(a.data * b.data, (a, b), "*", (b.data, a.data))
+''',
+            "2": '''
+def topological_order(root):
+    reachable, frontier = {root}, [root]
+    while frontier:
+        for parent in frontier.pop()._prev:
+            if parent not in reachable:
+                reachable.add(parent)
+                frontier.append(parent)
+    users = dict.fromkeys(reachable, 0)
+    for node in reachable:
+        for parent in node._prev:
+            users[parent] += 1
+    ready, backwards = [root], []
+    while ready:
+        node = ready.pop()
+        backwards.append(node)
+        for parent in node._prev:
+            users[parent] -= 1
+            if not users[parent]:
+                ready.append(parent)
+    backwards.reverse()
+    return backwards
+
+
+def backward(root):
+    root.grad += 1.0
+    order = topological_order(root)
+    while order:
+        order.pop()._backward()
+''',
+            "3": '''
+def logistic_loss(scores, targets):
+    total = 0.0
+    for score, target in zip(scores, targets):
+        u = score * (-1.0 * target)
+        top = max(u.data, 0.0)
+        # log(e^0 + e^u) with both exponents shifted down by the larger one
+        total = total + ((u - top).exp() + math.exp(-top)).log() + top
+    return total / len(scores)
+
+
+def train_step(model, X, targets, lr):
+    weights = list(model.parameters())
+    for w in weights:
+        w.grad = 0.0
+    outputs = []
+    for row in X:
+        inputs = [Value(float(x)) for x in row]
+        outputs.append(model(inputs))
+    loss = logistic_loss(outputs, targets)
+    backward(loss)
+    step = -lr
+    for w in weights:
+        w.data += step * w.grad
     return loss
 ''',
         },
@@ -476,6 +629,82 @@ def train_epoch(forward, params, X, y, order, batch_size, lr):
         sgd_step(params, lr)
         out += [float(l.data)]
     return out
+''',
+        },
+        "cal": {
+            "1b": '''
+def cross_entropy(logits, y):
+    scores = logits.data
+    picks = (np.arange(scores.shape[0]), np.asarray(y))
+    normaliser = np.logaddexp.reduce(scores, axis=1)
+    result = Tensor(np.mean(normaliser - scores[picks]), (logits,), "cross_entropy")
+
+    def _backward():
+        softmax = np.exp(scores - normaliser[:, np.newaxis])
+        softmax[picks] -= 1
+        logits.grad += softmax * (result.grad / scores.shape[0])
+
+    result._backward = _backward
+    return result
+''',
+            "2": '''
+def backward(root):
+    users, stack, nodes = {}, [root], []
+    while stack:
+        node = stack.pop()
+        if id(node) not in users:
+            users[id(node)] = 0
+            nodes.append(node)
+            stack.extend(node._prev)
+    for node in nodes:
+        for parent in node._prev:
+            users[id(parent)] += 1
+    root.grad = np.full(np.shape(root.data), 1.0)
+    ready = [root]
+    while ready:
+        node = ready.pop()
+        node._backward()
+        for parent in node._prev:
+            users[id(parent)] -= 1
+            if users[id(parent)] == 0:
+                ready.append(parent)
+
+
+def numerical_grad(f, arrays, h=1e-6):
+    grads = []
+    for array in arrays:
+        grad = np.empty(array.size)
+        for i in range(array.size):
+            original = array.flat[i]
+            array.flat[i] = original + h
+            f_plus = f()
+            array.flat[i] = original - h
+            f_minus = f()
+            array.flat[i] = original
+            grad[i] = (f_plus - f_minus) / (2 * h)
+        grads.append(grad.reshape(array.shape))
+    return grads
+''',
+            "3": '''
+def zero_grad(params):
+    for param in params:
+        param.grad = np.full_like(param.data, 0.0, dtype=float)
+
+
+def sgd_step(params, lr):
+    for param in params:
+        np.copyto(param.data, param.data - lr * param.grad)
+
+
+def train_epoch(forward, params, X, y, order, batch_size, lr):
+    record = []
+    for chosen in np.array_split(order, range(batch_size, len(order), batch_size)):
+        zero_grad(params)
+        batch_loss = cross_entropy(forward(X[chosen]), y[chosen])
+        batch_loss.backward()
+        sgd_step(params, lr)
+        record.append(float(np.asarray(batch_loss.data)))
+    return record
 ''',
         },
     },

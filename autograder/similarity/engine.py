@@ -135,9 +135,16 @@ def scored_pairs(index):
                     evidence[key] += weight
                     counts[key] += 1
     mass = {student: index.mass(student) for student in {s for key in evidence for s in key}}
-    pairs = [Pair(index.activity, first, second, min(1.0, shared / min(mass[first], mass[second])), counts[(first, second)])
-             for (first, second), shared in evidence.items() if shared > 0]  # not all held by everyone
+    pairs = [scored(index, key, shared, counts[key], mass) for key, shared in evidence.items()
+             if shared > 0]  # not all held by everyone
     return sorted(pairs, key=lambda p: (-p.score, p.first, p.second))
+
+
+def scored(index, students, weight, count, mass):
+    """The Pair of `students` (two, in order) sharing `count` rare fragments that weigh `weight` in
+    all, where `mass` is {student: index.mass(student)}."""
+    first, second = students
+    return Pair(index.activity, first, second, min(1.0, weight / min(mass[first], mass[second])), count)
 
 
 def shared_lines(index, first, second):
