@@ -28,7 +28,8 @@ as they are. The course secret chooses each submission's hidden inputs (see auto
 
 `report` writes the class report of a results folder (every `grade` run writes it there too, as
 report.html): per lab the score distribution, each activity's pass rate, difficulty and
-discrimination, the known mistakes the class made, what needs a person, and grading times.
+discrimination, the known mistakes the class made, what needs a person, similar work, and grading
+times; GRADED/similarity.csv beside it.
 
 `similarity` compares the answers of a results folder's students, lab by lab and activity by
 activity, and writes GRADED/similarity.html (the similar pairs and groups, their answers side by

@@ -7,8 +7,10 @@ Not matplotlib: importing and drawing with it cost 1.2-1.5 s of CPU on every gra
 fixed cost of grading one submission, for a few bar charts."""
 import html
 import math
+import os
 from datetime import datetime, timezone
 from pathlib import Path
+from urllib.parse import quote
 
 import jinja2
 from markupsafe import Markup
@@ -128,13 +130,15 @@ def time_plot(bins):
                (0, bar_chart(bins, "#6b7785", "grading time (seconds)", WIDTH, 180)))
 
 
-def similarity_view(similarity):
-    """What the template's similar work needs of one lab (a classwide.LabSimilarity), its histogram drawn."""
+def similarity_view(similarity, csv_link):
+    """What the template's similar work needs of one lab (a classwide.LabSimilarity), its histogram
+    drawn; `csv_link` reaches the class's similarity.csv from the page ("" when it is not written)."""
     bins = similarity.histogram()
     plot = svg("Histogram of pairs of students by their best similarity score; the table beside gives the counts",
                WIDTH, 180, (0, bar_chart(bins, "#8a5a9e", "best score over the activities (%)", WIDTH, 180,
                                          counted="pairs")))
-    return {"similarity": similarity, "bins": bins, "svg": plot if similarity.pairs else ""}
+    return {"similarity": similarity, "bins": bins, "svg": plot if similarity.pairs else "", "csv": CSV,
+            "csv_link": csv_link, "floor": CSV_FLOOR}
 
 
 def lab_view(report):
@@ -148,13 +152,17 @@ def lab_view(report):
             "time_svg": time_plot(time_bins) if report.seconds else ""}
 
 
-def render(records, out=None, source="", page_folder=None):
+def render(records, out=None, source="", page_folder=None, similar=None):
     """The page's HTML for the class's records (see class_report), its links to feedback pages
-    relative to `page_folder` (default: the results folder `out`)."""
+    and to similarity.csv relative to `page_folder` (default: the results folder `out`). `similar`
+    is the class's similar work when it was already found ({lab: classwide.LabSimilarity})."""
     reports = class_report(records, out, page_folder)
-    similar = class_similarity(records)
+    similar = class_similarity(records) if similar is None else similar
+    sheet = "" if out is None or not (Path(out) / CSV).is_file() else \
+        quote(Path(os.path.relpath(Path(out) / CSV, page_folder or out)).as_posix())
     return environment().get_template("class_report.html").render(
-        labs=[{**lab_view(report), "similar": similarity_view(similar[name])} for name, report in reports.items()],
+        labs=[{**lab_view(report), "similar": similarity_view(similar[name], sheet)}
+              for name, report in reports.items()],
         course=course_rows(reports),
         students=student_rows(reports), late_work=late_work(reports),
         records=len(records), source=source,
@@ -174,5 +182,5 @@ def environment():
 def render_similarity(found, source=""):
     """The page of `autograder similarity`: {lab: classwide.LabSimilarity}, each lab's similar work."""
     return environment().get_template("similarity.html").render(
-        labs=[(name, similarity_view(similarity)) for name, similarity in sorted(found.items())], source=source,
-        csv=CSV, floor=CSV_FLOOR, made=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
+        labs=[(name, similarity_view(similarity, CSV)) for name, similarity in sorted(found.items())],
+        source=source, made=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))

@@ -114,8 +114,8 @@ def main():
         print(f"== {name}: precision, recall (written styles' copies; every copy), where each copy ranks "
               f"among the class's pairs (rank, score)")
         for kind, (precision, one, recall, every, places, independent) in measure(lab).items():
-            ranks = ", ".join(f"{pair[0] if pair[1].startswith('copy') else pair[1]} #{rank} {score:.2f}"
-                              for pair, rank, score in places)
+            ranks = ", ".join(f"{pair[0] if pair[1].startswith('copy') else pair[1]} "
+                              + (f"#{rank} {score:.2f}" if rank else "shares no rare fragment") for pair, rank, score in places)
             print(f"  {kind:24} precision {precision:.2f} recall {recall:.2f}; {every:.2f}   {ranks}   "
                   f"best independent pair {independent:.2f}" +
                   (f"   (flagged, a catalogue pair of one text: {', '.join(f'{a} and {b} {x:.2f}' for (a, b), x in one)})"

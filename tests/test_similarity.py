@@ -11,7 +11,6 @@ import pytest
 from autograder.__main__ import main
 from autograder.labs import course_labs
 from autograder.report_page import render
-from autograder.results_store import stored_results
 from autograder.similarity.classwide import lab_similarity
 from autograder.similarity.engine import activity_index, scored_pairs
 from autograder.similarity.normalise import answer_tokens
@@ -127,11 +126,15 @@ def test_the_command_and_the_class_report_show_similar_work_escaped(tmp_path):
         (out / student / f"{lab.name}.json").write_text(json.dumps(  # as the grader writes it, what is read of it
             {"status": "graded", "score": 0, "tests": [], "execution_time": 1.0, "output": "",
              "extra_data": {"student": student, "lab": lab.name, "path": str(path)}}))
-    assert main(["similarity", str(out), "--lab", lab.name]) == 0
-    rows = list(csv.DictReader((out / "similarity.csv").open()))
-    assert [(r["student"], r["other_student"], r["activity"], r["similar"]) for r in rows if r["similar"] == "yes"] \
-        == [("amy", "bob", "2", "yes")]
-    for page in ((out / "similarity.html").read_text(), render(stored_results(out))):
+    for command, page in ((["similarity", str(out), "--lab", lab.name], "similarity.html"),
+                          (["report", str(out)], "report.html")):  # the class report writes the CSV it links
+        (out / "similarity.csv").unlink(missing_ok=True)
+        assert main(command) == 0
+        rows = list(csv.DictReader((out / "similarity.csv").open()))
+        assert [(r["student"], r["other_student"], r["activity"], r["score"]) for r in rows if r["similar"] == "yes"] \
+            == [("amy", "bob", "2", "1.000")]
+        assert '<a href="similarity.csv">similarity.csv</a>' in (out / page).read_text()
+    for page in ((out / "similarity.html").read_text(), (out / "report.html").read_text()):
         assert "amy and bob" in page and "cat and" not in page and "and dan" not in page
         assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
         assert re.search(r"<mark>\s*for child in v\._prev:</mark>|<mark>[^<]*_prev[^<]*</mark>", page)
