@@ -20,7 +20,7 @@ import textwrap
 from autograder.catalogue import patched
 from autograder.labs import grading_for
 from autograder.similarity.engine import FEWEST_COMMON
-from autograder.similarity.normalise import bound_names
+from autograder.similarity.normalise import bound_names, names
 
 STYLES = {
     "pt03_autodiff": {
@@ -736,6 +736,8 @@ class Disguise(ast.NodeTransformer):
             node.name = self.names[node.name]
         if self.wants("reorder"):
             node.body = reordered(node.body)
+        if self.wants("assignments merged"):
+            node.body = merged(node.body)
         if self.wants("dead code"):  # each copy its own, as each student pads a copy differently
             padding = DEAD_CODE[sum(map(ord, self.seed + node.name)) % len(DEAD_CODE)]
             node.body[:0] = ast.parse(padding).body
@@ -745,6 +747,18 @@ class Disguise(ast.NodeTransformer):
         self.generic_visit(node)
         if self.wants("swap operands") and isinstance(node.op, (ast.Mult, ast.Add)):
             node.left, node.right = node.right, node.left
+        return node
+
+    def visit_Compare(self, node):
+        self.generic_visit(node)
+        if self.wants("conditions flipped") and len(node.ops) == 1 and type(node.ops[0]) in FLIPPED:
+            node.left, node.comparators, node.ops = node.comparators[0], [node.left], [FLIPPED[type(node.ops[0])]()]
+        return node
+
+    def visit_If(self, node):
+        self.generic_visit(node)
+        if self.wants("conditions flipped") and node.orelse:
+            node.test, node.body, node.orelse = ast.UnaryOp(ast.Not(), node.test), node.orelse, node.body
         return node
 
     def visit_AugAssign(self, node):
@@ -773,13 +787,28 @@ def reordered(statements):
     for i in range(len(statements) - 1):
         first, second = statements[i], statements[i + 1]
         if isinstance(first, ast.Assign) and isinstance(second, ast.Assign) and \
-                not names_in(first) & names_in(second):
+                not names(first) & names(second):
             return statements[:i] + [second, first] + statements[i + 2:]
     return statements
 
 
-def names_in(node):
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+def merged(statements):
+    """`statements` with two consecutive assignments to names written as one, `a, b = x, y`, where
+    neither value reads a name either assigns."""
+    result = []
+    for statement in statements:
+        before = result[-1] if result else None
+        if all(isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
+               for s in (before, statement)) and \
+                not (names(before.targets[0]) | names(statement.targets[0])) & (names(before.value) | names(statement.value)):
+            result[-1] = ast.Assign([ast.Tuple([before.targets[0], statement.targets[0]], ast.Store())],
+                                    ast.Tuple([before.value, statement.value], ast.Load()))
+        else:
+            result.append(statement)
+    return result
+
+
+FLIPPED = {ast.Lt: ast.Gt, ast.Gt: ast.Lt, ast.LtE: ast.GtE, ast.GtE: ast.LtE}  # `a < b` written `b > a`
 
 
 DEAD_CODE = ("unused_total = 0\nfor _ in range(0):\n    unused_total += 1",
@@ -788,7 +817,7 @@ DEAD_CODE = ("unused_total = 0\nfor _ in range(0):\n    unused_total += 1",
              "trace = []\ntrace.clear()\ntrace.extend([])",
              "try:\n    pass\nexcept ZeroDivisionError:\n    raise")
 DISGUISES = ("rename", "reorder", "comments and blank lines", "dead code", "swap operands", "expand +=",
-             "loop for comprehension", "all")
+             "loop for comprehension", "conditions flipped", "assignments merged", "all")
 
 
 def disguised(source, kind, required, seed=""):

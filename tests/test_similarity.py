@@ -97,10 +97,19 @@ def test_the_release_s_given_code_and_stub_are_no_evidence():
     ("def f(x):\n    return x + 1\n\n\ndef g(y):\n    return y * 2",
      "def h(y):\n    '''twice'''\n    return 2 * y\n    print(y)\n\n\ndef k(x):\n    if False:\n        x = 0\n"
      "    return 1 + x"),
+    ("if not x > 0:\n    y = 1\nelse:\n    y = 2\nz = 3 if not y else 4", "if 0 < x:\n    y = 2\nelse:\n    y = 1\n"
+                                                                      "z = 4 if y else 3"),
+    ("order, seen = [], set()", "order = []\nseen = set()"),
 ])
 def test_the_normal_form_sees_through_each_disguise(pair):
     first, second = pair
     assert [t for t, _ in answer_tokens(first)] == [t for t, _ in answer_tokens(second)]
+
+
+def test_the_normal_form_keeps_what_differs():
+    # a swap is not two assignments, and `a < b` is not `a <= b`
+    for first, second in (("a, b = b, a", "a = b\nb = a"), ("x = a < b", "x = b >= a")):
+        assert [t for t, _ in answer_tokens(first)] != [t for t, _ in answer_tokens(second)]
 
 
 def test_the_styles_answer_only_activities_the_lab_has_and_differ_from_the_solved_answers():

@@ -7,7 +7,9 @@ spellings of the same program give the same tokens:
   to their kind, and comments, blank lines and layout are gone with the text;
 * docstrings and bare constants, `pass`, `if False:` blocks and code after a `return`, `raise`,
   `break` or `continue` are dropped (dead code);
-* `x = x + y` becomes `x += y`; the operands of `+ * & | ^ == !=` are put in one order;
+* `x = x + y` becomes `x += y`; the operands of `+ * & | ^ == !=` are put in one order, and
+  `a > b` is written `b < a`; `if not c: A else: B` (and `A if not c else B`) is written with `c`
+  and the branches swapped; `a, b = x, y` is written one assignment per line;
 * a list built by a loop of `append`s becomes the comprehension it spells, and `x = e` followed
   by `return x` becomes `return e`;
 * the functions of the answer are put in one order (their order is the student's choice).
@@ -20,6 +22,7 @@ from course.syntax import parse
 
 MASK = "·"  # what a name the answer binds becomes
 COMMUTATIVE = (ast.Add, ast.Mult, ast.BitAnd, ast.BitOr, ast.BitXor)
+MIRRORED = {ast.Gt: ast.Lt, ast.GtE: ast.LtE}  # `a > b` is written `b < a`
 
 
 def bound_names(tree):
@@ -84,9 +87,25 @@ class OneForm(ast.NodeTransformer):
 
     def visit_Compare(self, node):
         self.generic_visit(node)
-        if len(node.ops) == 1 and isinstance(node.ops[0], (ast.Eq, ast.NotEq)) and \
+        if len(node.ops) != 1:
+            return node
+        if type(node.ops[0]) in MIRRORED:
+            node.left, node.comparators, node.ops = node.comparators[0], [node.left], [MIRRORED[type(node.ops[0])]()]
+        elif isinstance(node.ops[0], (ast.Eq, ast.NotEq)) and \
                 shape(node.comparators[0], self.bound) < shape(node.left, self.bound):
             node.left, node.comparators = node.comparators[0], [node.left]
+        return node
+
+    def visit_If(self, node):
+        self.generic_visit(node)
+        if node.orelse and negated(node.test):
+            node.test, node.body, node.orelse = node.test.operand, node.orelse, node.body
+        return node
+
+    def visit_IfExp(self, node):
+        self.generic_visit(node)
+        if negated(node.test):
+            node.test, node.body, node.orelse = node.test.operand, node.orelse, node.body
         return node
 
     def visit_Assign(self, node):
@@ -106,8 +125,34 @@ class OneForm(ast.NodeTransformer):
         for field in ("body", "orelse", "finalbody"):
             statements = getattr(node, field, None)
             if isinstance(statements, list) and statements and isinstance(statements[0], ast.stmt):
-                setattr(node, field, returned(live(comprehended(statements))) or [ast.copy_location(ast.Pass(), node)])
+                setattr(node, field, returned(live(comprehended(one_per_line(statements))))
+                        or [ast.copy_location(ast.Pass(), node)])
         return node
+
+
+def negated(test):
+    return isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+
+
+def one_per_line(statements):
+    """`statements` with `a, b = x, y` written `a = x` then `b = y`, where no value reads a name
+    the targets hold (`a, b = b, a` stays)."""
+    result = []
+    for statement in statements:
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and \
+                isinstance(statement.targets[0], ast.Tuple) and isinstance(statement.value, ast.Tuple) and \
+                len(statement.targets[0].elts) == len(statement.value.elts) and \
+                not any(isinstance(e, ast.Starred) for e in statement.targets[0].elts + statement.value.elts) and \
+                not names(statement.targets[0]) & names(statement.value):
+            result += [ast.copy_location(ast.Assign([target], value), statement)
+                       for target, value in zip(statement.targets[0].elts, statement.value.elts)]
+        else:
+            result.append(statement)
+    return result
+
+
+def names(node):
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
 def same_place(target, expression):
