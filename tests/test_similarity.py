@@ -106,6 +106,12 @@ def test_the_normal_form_sees_through_each_disguise(pair):
     assert [t for t, _ in answer_tokens(first)] == [t for t, _ in answer_tokens(second)]
 
 
+def test_a_magic_or_a_shell_escape_does_not_keep_an_answer_from_being_compared():
+    answer = authors(course_labs()["scalar_engine"])["ana"]["2"]
+    plain = [t for t, _ in answer_tokens(answer)]
+    assert [t for t, _ in answer_tokens("%load_ext autoreload\n!pip list\n" + answer)][-len(plain):] == plain
+
+
 def test_the_normal_form_keeps_what_differs():
     # a swap is not two assignments, and `a < b` is not `a <= b`
     for first, second in (("a, b = b, a", "a = b\nb = a"), ("x = a < b", "x = b >= a")):

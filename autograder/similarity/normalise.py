@@ -232,12 +232,29 @@ def ordered_functions(tree, bound):
     return tree
 
 
-def answer_tokens(source):
-    """[(token, line)] of the answer `source` in one form, or [] when it does not parse (a
-    notebook's shell escapes, a half-written line: nothing to compare)."""
+def syntax_tree(source):
+    """The tree of `source`, read as IPython reads a cell where Python cannot (a line magic or a
+    shell escape, which would otherwise keep a whole answer from being compared), or None when
+    neither can read it (a half-written line)."""
     try:
-        tree = parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return parse(source)
+    except SyntaxError:
+        pass
+    except (ValueError, RecursionError, MemoryError):
+        return None
+    try:
+        from IPython.core.inputtransformer2 import TransformerManager  # the grade extra's; only these cells need it
+
+        return parse(TransformerManager().transform_cell(source))
+    except Exception:  # without IPython, or whatever it makes of a student's text: only not compared
+        return None
+
+
+def answer_tokens(source):
+    """[(token, line)] of the answer `source` in one form, or [] when it does not parse (nothing
+    to compare)."""
+    tree = syntax_tree(source)
+    if tree is None:
         return []
     bound = bound_names(tree)
     try:
