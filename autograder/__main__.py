@@ -1,6 +1,7 @@
 """python -m autograder grade PATH... --out DIR [--jobs N | --scheduler ADDRESS] [--db URL | --no-gradebook]
                            [--regrade] [--lab LAB] [--student STUDENT] [--course DIR|FILE] [limits] [--secret-file PATH]
 python -m autograder report GRADED [--db URL] [--out FILE.html]
+python -m autograder similarity GRADED [--lab LAB]
 python -m autograder gradescope LAB --out FILE.zip [--secret-file PATH]
 python -m autograder check NOTEBOOK
 python -m autograder mutants --lab LAB [--activity A] [--visible] [--jobs N] [--limit N] [--sample N]
@@ -27,7 +28,13 @@ as they are. The course secret chooses each submission's hidden inputs (see auto
 
 `report` writes the class report of a results folder (every `grade` run writes it there too, as
 report.html): per lab the score distribution, each activity's pass rate, difficulty and
-discrimination, the known mistakes the class made, what needs a person, and grading times.
+discrimination, the known mistakes the class made, what needs a person, similar work, and grading
+times; GRADED/similarity.csv beside it.
+
+`similarity` compares the answers of a results folder's students, lab by lab and activity by
+activity, and writes GRADED/similarity.html (the similar pairs and groups, their answers side by
+side) and GRADED/similarity.csv (every pair scored 30% or more); the class report has the same
+section (see autograder/similarity/).
 
 `gradescope` writes LAB's Gradescope autograder bundle, which grades each submission there with
 this same grader and sandbox.
@@ -108,6 +115,10 @@ def main(argv=None):
     report.add_argument("--db", metavar="URL", help="take the scores from this nbgrader gradebook (where manual "
                                                     "grading lands); records only it holds are shown too")
     report.add_argument("--out", metavar="FILE.html", help="where the page goes (default GRADED/report.html)")
+    similar = commands.add_parser("similarity", help="pairs and groups of students whose answers are similar beyond "
+                                                     "what independent work shares")
+    similar.add_argument("graded", metavar="GRADED", help="a results folder of `grade` (its --out)")
+    similar.add_argument("--lab", action="append", metavar="LAB", help="compare this lab only (repeatable)")
     bundle = commands.add_parser("gradescope", help="write a lab's Gradescope autograder bundle")
     bundle.add_argument("lab", help="the lab, as named in source/")
     bundle.add_argument("--out", required=True, metavar="FILE.zip", help="where the bundle goes")
@@ -129,7 +140,7 @@ def main(argv=None):
                                   "submissions as the user nobody, which `user` asks for without the sandbox")
         command.add_argument("--no-pool", action="store_true",
                              help="start every worker cold instead of forking it from a warm zygote")
-    for command in (grading, catalogue, prints, mutation, report, bundle, checking):
+    for command in (grading, catalogue, prints, mutation, report, similar, bundle, checking):
         command.add_argument("--course", metavar="DIR", type=Path,
                              help="the course folder (default: the current directory when it holds source/, else "
                                   "the checkout the grader runs from)" + (
@@ -159,6 +170,10 @@ def main(argv=None):
         from autograder.commands import command_report
 
         return command_report(args)
+    if args.command == "similarity":  # reads results and notebooks only
+        from autograder.commands import command_similarity
+
+        return command_similarity(args)
     if args.command == "fingerprints" and args.check:  # reads files only
         from autograder.commands import command_fingerprints
 

@@ -14,11 +14,12 @@ from autograder.labs import course_labs, gradable_labs
 from autograder.lateness import NO_TIMESTAMP, apply_late, lateness, read_course, refusal, untimed, untimed_notice
 from autograder.progress import Progress, summary
 from autograder.report import write_html, write_json
-from autograder.report_page import render
-from autograder.results_store import REPORT, atomic_write, plan, provenance, stored_results
+from autograder.report_page import render, render_similarity
+from autograder.results_store import REPORT, SIMILARITY, atomic_write, plan, provenance, stored_results
 from autograder.roster import roster
 from autograder.sandbox import Limits, choose_sandbox
 from autograder.secret import course_secret
+from autograder.similarity.classwide import CSV, class_similarity, similarity_sheet, summary_lines
 from autograder.tables import missing, write_tables
 
 
@@ -207,7 +208,7 @@ def command_grade(args, pool):
                             f"could not be read ({type(error).__name__}: {error})")
         records = write_tables(out, people)  # whatever happened, the tables show every record there is
         try:
-            atomic_write(out / REPORT, render(records, out, source=str(out)))
+            write_class_report(records, out, out / REPORT, str(out))
         except Exception as error:  # the results and tables stand; `report` can write it again
             problems.append(f"the class report was not written ({type(error).__name__}: {error}); "
                             f"python -m autograder report {out} writes it")
@@ -322,7 +323,33 @@ def command_report(args):
                                                                      else ""))
     target = Path(args.out) if args.out else graded / REPORT
     # The gradebook's URL may hold a password: the page names it only as a gradebook.
-    atomic_write(target, render(records, graded, source=str(graded) + (" and its gradebook" if args.db else ""),
-                                page_folder=target.resolve().parent))
-    print(f"wrote {target}: {len(records)} records")
+    write_class_report(records, graded, target, str(graded) + (" and its gradebook" if args.db else ""))
+    print(f"wrote {target} and {graded / CSV}: {len(records)} records")
+    return 0
+
+
+def write_class_report(records, graded, target, source):
+    """The class report at `target`, and beside the results (`graded`) similarity.csv, whose pairs
+    its section of similar work shows."""
+    found = class_similarity(records)
+    atomic_write(graded / CSV, similarity_sheet(found))
+    atomic_write(target, render(records, graded, source=source, page_folder=target.resolve().parent, similar=found))
+
+
+def command_similarity(args):
+    graded = Path(args.graded)
+    if not graded.is_dir():
+        raise SystemExit(f"autograder: {graded} is not a folder of results (the --out of `grade`)")
+    records = stored_results(graded)
+    unknown = sorted(set(args.lab or ()) - set(course_labs()))
+    if unknown:
+        raise SystemExit(f"autograder: no lab {', '.join(unknown)} in the course (there are "
+                         f"{', '.join(sorted(course_labs()))})")
+    found = class_similarity(records, args.lab)
+    if not found:
+        raise SystemExit(f"autograder: {graded} holds no results" + (f" of {', '.join(args.lab)}" if args.lab else ""))
+    atomic_write(graded / CSV, similarity_sheet(found))
+    atomic_write(graded / SIMILARITY, render_similarity(found, source=str(graded)))
+    print("\n".join(summary_lines(found)))
+    print(f"wrote {graded / SIMILARITY} and {graded / CSV}")
     return 0

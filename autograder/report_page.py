@@ -7,13 +7,18 @@ Not matplotlib: importing and drawing with it cost 1.2-1.5 s of CPU on every gra
 fixed cost of grading one submission, for a few bar charts."""
 import html
 import math
+import os
 from datetime import datetime, timezone
 from pathlib import Path
+from urllib.parse import quote
 
 import jinja2
+from markupsafe import Markup
 
 from autograder.class_report import class_report, course_rows, histogram, late_work, student_rows
 from autograder.lateness import duration
+from autograder.similarity.classwide import CSV, CSV_FLOOR, class_similarity, marked_code
+from autograder.similarity.engine import THRESHOLD
 
 TEMPLATES = Path(__file__).parent / "templates"
 CHAR = 6.5  # px a character of the charts' 11 px text takes, near enough to make room for labels
@@ -51,9 +56,9 @@ def text(x, y, words, anchor="middle", turn=False):
     return f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" dy=".35em"{rotate}>{html.escape(words)}</text>'
 
 
-def bar_chart(bins, colour, label, width, height, names=()):
+def bar_chart(bins, colour, label, width, height, names=(), counted="students"):
     """One chart's SVG elements in a width x height box. Without `names`, a histogram: a bar per bin
-    (low, high, count), x labelled `label`, y "students". With them, one horizontal bar per name, the
+    (low, high, count), x labelled `label`, y `counted`. With them, one horizontal bar per name, the
     first at the top, its bin's count a percentage on a 0-100 axis labelled `label`."""
     across = 100 if names else max(count for _, _, count in bins)
     step = step_for(max(1, across), 5)
@@ -90,7 +95,7 @@ def bar_chart(bins, colour, label, width, height, names=()):
     # Every edge labelled would overlap on a narrow chart: every 1st, 2nd, 5th, ... that has room.
     every = step_for(len(edges) - 1, (x1 - x0) / (CHAR * len(str(last)) + 8))
     parts += [text(at(edge, 0)[0], y0 + 12, str(edge)) for edge in edges[::every]]
-    return parts + [text(10, (y0 + y1) / 2, "students", turn=True)]
+    return parts + [text(10, (y0 + y1) / 2, counted, turn=True)]
 
 
 def svg(title, width, height, *charts):
@@ -125,6 +130,17 @@ def time_plot(bins):
                (0, bar_chart(bins, "#6b7785", "grading time (seconds)", WIDTH, 180)))
 
 
+def similarity_view(similarity, csv_link):
+    """What the template's similar work needs of one lab (a classwide.LabSimilarity), its histogram
+    drawn; `csv_link` reaches the class's similarity.csv from the page ("" when it is not written)."""
+    bins = similarity.histogram()
+    plot = svg("Histogram of pairs of students by their best similarity score; the table beside gives the counts",
+               WIDTH, 180, (0, bar_chart(bins, "#8a5a9e", "best score over the activities (%)", WIDTH, 180,
+                                         counted="pairs")))
+    return {"similarity": similarity, "bins": bins, "svg": plot if similarity.pairs else "", "csv": CSV,
+            "csv_link": csv_link, "floor": CSV_FLOOR}
+
+
 def lab_view(report):
     """What the template needs of one lab, plots drawn."""
     required_bins = histogram(report.required, report.max_required)
@@ -136,15 +152,35 @@ def lab_view(report):
             "time_svg": time_plot(time_bins) if report.seconds else ""}
 
 
-def render(records, out=None, source="", page_folder=None):
+def render(records, out=None, source="", page_folder=None, similar=None):
     """The page's HTML for the class's records (see class_report), its links to feedback pages
-    relative to `page_folder` (default: the results folder `out`)."""
+    and to similarity.csv relative to `page_folder` (default: the results folder `out`). `similar`
+    is the class's similar work when it was already found ({lab: classwide.LabSimilarity})."""
     reports = class_report(records, out, page_folder)
-    environment = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
-                                     undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    environment.filters.update(shown=shown, percent=percent, cost=cost, duration=duration)
-    return environment.get_template("class_report.html").render(
-        labs=[lab_view(report) for report in reports.values()], course=course_rows(reports),
+    similar = class_similarity(records) if similar is None else similar
+    sheet = "" if out is None or not (Path(out) / CSV).is_file() else \
+        quote(Path(os.path.relpath(Path(out) / CSV, page_folder or out)).as_posix())
+    return environment().get_template("class_report.html").render(
+        labs=[{**lab_view(report), "similar": similarity_view(similar[name], sheet)}
+              for name, report in reports.items()],
+        course=course_rows(reports),
         students=student_rows(reports), late_work=late_work(reports),
         records=len(records), source=source,
         made=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
+
+
+def environment():
+    """The templates' environment: text escaped, a name the template lacks an error."""
+    found = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
+                               undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    found.filters.update(shown=shown, percent=percent, cost=cost, duration=duration,
+                         marked=lambda lines: Markup(marked_code(lines)))
+    found.globals.update(threshold=THRESHOLD)
+    return found
+
+
+def render_similarity(found, source=""):
+    """The page of `autograder similarity`: {lab: classwide.LabSimilarity}, each lab's similar work."""
+    return environment().get_template("similarity.html").render(
+        labs=[(name, similarity_view(similarity, CSV)) for name, similarity in sorted(found.items())],
+        source=source, made=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))

@@ -35,7 +35,8 @@ PLAIN = frozenset((string.ascii_letters + string.digits + "_-.").encode())
 # What the results folder holds beside the students' folders (nbgrader's folders and gradebook,
 # the class report, and the tables, *.csv): a student of one of these names gets a folder whose name is escaped.
 REPORT = "report.html"  # the class report (autograder/report_page.py)
-RESERVED = frozenset(("autograded", "feedback", "gradebook.db", REPORT))
+SIMILARITY = "similarity.html"  # `autograder similarity`'s page (autograder/similarity/)
+RESERVED = frozenset(("autograded", "feedback", "gradebook.db", REPORT, SIMILARITY))
 
 
 def file_stem(name):

@@ -201,7 +201,10 @@ def test_every_figure_on_the_page_is_the_one_the_results_give(graded):
             page.locator(f"#lab-{lab_name}").screenshot(path=ARTIFACTS / f"{lab_name}.png")
         for section in ("course", "late", "students"):
             page.locator(f"#{section}").screenshot(path=ARTIFACTS / f"{section}.png")
-        assert page.locator("svg").count() == 3 * len(course_labs())
+        # Three plots per lab, and a histogram of similar work's pair scores where pairs were scored
+        # (each has its table of counts).
+        similar_work = page.locator("table[id$='-similarity-scores']").count()
+        assert page.locator("svg").count() == 3 * len(course_labs()) + similar_work
         links = page.eval_on_selector_all("#course-table a", "links => links.map(a => a.getAttribute('href'))")
         feedback = page.eval_on_selector_all("#student-table tbody a", "links => links.map(a => a.href)")
     assert links == [f"#lab-{lab_name}" for lab_name in sorted(course_labs())]
