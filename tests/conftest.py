@@ -2,10 +2,8 @@
 the lab's name in its id (so `pytest -k <lab>` runs everything about one lab). The scaling tests
 share one class and its grading in one uninterrupted run."""
 import os
-import resource
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -48,58 +46,8 @@ def cpu_hogs():
     hogs = [subprocess.Popen([sys.executable, "-c", hog]) for _ in range(2)]
     yield hogs
     for process in hogs:
-        _NOT_THE_SUITES[0] += _process_seconds(process.pid)
         process.kill()
         process.wait()
-
-
-def _process_seconds(pid):
-    """The CPU seconds a live process has used (/proc/PID/stat's utime and stime)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-# The hogs' seconds, counted in the test process's waited-for children but not the suite's own.
-_NOT_THE_SUITES = [0.0]
-
-
-def _cpu_seconds():
-    """This test process's CPU seconds and those of the processes it has waited for (grading runs,
-    workers, kernels), less the CPU hogs'."""
-    own, waited = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + waited.ru_utime + waited.ru_stime - _NOT_THE_SUITES[0]
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
-    """Each phase's report carries its CPU seconds (see _cpu_seconds), for the summary's table:
-    a test's wall time on a shared machine says little of what it costs."""
-    outcome = yield
-    started = item.stash.get(_PHASE_STARTED, {}).pop(call.when, None)
-    if started is not None:
-        outcome.get_result().user_properties.append(("cpu seconds", _cpu_seconds() - started))
-
-
-_PHASE_STARTED = pytest.StashKey[dict]()
-
-
-def _phase_starts(item, when):
-    item.stash.setdefault(_PHASE_STARTED, {})[when] = _cpu_seconds()
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_setup(item):
-    _phase_starts(item, "setup")
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_call(item):
-    _phase_starts(item, "call")
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_teardown(item):
-    _phase_starts(item, "teardown")
 
 
 @pytest.fixture(scope="session")
@@ -130,16 +78,6 @@ def pytest_terminal_summary(terminalreporter):
     for lab_name, visible, grader, total in sorted(rates):
         terminalreporter.write_line(f"mistake catalogue of {lab_name}: the grader catches {grader} of {total}, "
                                     f"the visible checks {visible} of {total}")
-    seconds = [(value, report.when, report.nodeid) for kind in ("passed", "failed", "error", "skipped")
-               for report in terminalreporter.stats.get(kind, []) if hasattr(report, "when")
-               for name, value in report.user_properties if name == "cpu seconds"]
-    if seconds:
-        terminalreporter.write_sep("=", f"CPU seconds: {sum(s for s, _, _ in seconds):.0f} in all; the largest")
-        for value, when, nodeid in [row for row in sorted(seconds, reverse=True) if row[0] >= 0.1][:CPU_TABLE]:
-            terminalreporter.write_line(f"{value:8.1f}s {when:<8} {nodeid}")
-
-
-CPU_TABLE = 25  # rows of the CPU table, as many as `make test` asks --durations for
 
 
 @pytest.hookimpl(optionalhook=True)
