@@ -15,7 +15,8 @@ from autograder.lateness import NO_TIMESTAMP, apply_late, lateness, read_course,
 from autograder.progress import Progress, summary
 from autograder.report import write_html, write_json
 from autograder.report_page import render, render_similarity
-from autograder.results_store import REPORT, SIMILARITY, atomic_write, plan, provenance, stored_results
+from autograder.results_store import (REPORT, SIMILARITY, atomic_write, current_result, plan, provenance,
+                                      stored_results)
 from autograder.roster import roster
 from autograder.sandbox import Limits, choose_sandbox
 from autograder.secret import course_secret
@@ -192,7 +193,7 @@ def command_grade(args, pool):
             code = 130
             problems.append(f"interrupted; every result written so far is kept in {out}, and the tables show them: "
                             "run the same command again to grade the rest")
-            problems.extend(caught_up(gradebook, run))
+            problems.extend(caught_up(gradebook, run, out, todo, secret))
     finally:
         try:
             gradebook.close()  # commits nothing unless catch_up was interrupted while recording
@@ -225,12 +226,16 @@ def command_grade(args, pool):
     return code or (1 if problems else 0)
 
 
-def caught_up(gradebook, run):
-    """After Ctrl-C: make the gradebook hold every result this run wrote (`run`), wherever the
-    interrupt fell (between a JSON and its record, or inside a batch's commit). What this cannot
-    do, a second Ctrl-C included, is said; the next run catches up the same way."""
+def caught_up(gradebook, run, out=None, todo=(), secret=None):
+    """After Ctrl-C: make the gradebook hold every result this run wrote, wherever the interrupt
+    fell: between a JSON and its record, inside a batch's commit, or between a JSON's renaming
+    and `run`'s note of it. So the current JSONs in `out` of `todo` ((submission, digest): what
+    this run was to grade) are read back, besides `run`. What this cannot do, a second Ctrl-C
+    included, is said; the next run catches up the same way."""
     try:
-        gradebook.catch_up(list(run.items()))
+        written = {submission: result for submission, digest in todo
+                   if (result := current_result(out, submission, digest, secret)) is not None}
+        gradebook.catch_up(list({**written, **run}.items()))
     except (Exception, KeyboardInterrupt) as error:
         return [f"results not recorded in the gradebook yet, the next run records them: "
                 f"{type(error).__name__}: {error}"]

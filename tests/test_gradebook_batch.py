@@ -18,7 +18,10 @@ from autograder.gradebook import (GradebookWriter, NotRecorded, alembic_head, gr
 from autograder.commands import caught_up
 from autograder.labs import course_labs
 from autograder.lateness import read_course
+from autograder.report import write_json
+from autograder.results_store import notebook_digest
 from autograder.roster import Submission
+from autograder.secret import course_secret
 from autograder.submission import answers, load
 from tests.helpers import LABS, ROOT, grade_command, lab_notebook, nbgrader_export, read, records_in
 from tests.services import HANG_SECONDS, json_count, postgres_database, postgres_server
@@ -252,6 +255,22 @@ def test_a_ctrl_c_that_ends_a_batchs_commit_loses_no_result_the_run_wrote(db_url
     assert caught_up(writer, dict(kept)) == []
     writer.close()
     assert held(db_url, lab_name) == {submission.student for submission, result in kept if recordable(result)}
+
+
+@pytest.mark.slow
+def test_a_ctrl_c_between_a_json_and_the_runs_note_of_it_loses_no_record(db_url, a_class, uninterrupted, tmp_path):
+    """Ctrl-C can fall after a result's JSON is renamed into place and before the run notes it
+    (commands.grade_and_write's keep): the run then holds nothing of it, and the gradebook still
+    gets it, read back from the JSON (a loaded machine's Ctrl-C fell there in tests/test_resume.py)."""
+    lab_name, out = LABS[0].name, tmp_path / "out"
+    kept = class_records(uninterrupted, lab_name)
+    for _, result in kept:
+        write_json(out, result)
+    todo = [(submission, notebook_digest(submission.path)) for submission, _ in kept]
+    writer = writer_of(db_url, out, a_class)
+    assert caught_up(writer, {}, out, todo, course_secret()) == []
+    writer.close()
+    assert held(db_url, lab_name) == {submission.student for submission, result in kept if recordable(result)} != set()
 
 
 @pytest.mark.slow
