@@ -23,12 +23,19 @@ EARLIEST_ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 
 
 def grader_files(lab):
-    """The files of the package setup.sh installs, as pyproject.toml builds it from a checkout, with
-    `lab`'s grading knowledge alone."""
+    """The files of the package setup.sh installs, as pyproject.toml builds it from a checkout:
+    every module of the grader's, whichever subpackage holds it (a list of them missed a new one,
+    and each Gradescope run failed importing it), its templates, and of the labs' grading
+    knowledge `lab`'s alone."""
+    package = PACKAGES / "autograder"
+
+    def wanted(path):
+        parts = path.relative_to(package).parts
+        return parts[0] != "labs" or len(parts) == 2 or parts[1] == lab.name
+
     return [PACKAGES / "pyproject.toml", PACKAGES / "build_student.py",
-            *(path for pattern in ("*.py", "gradescope/*.py", "unavailable/*.py", "templates/*.html",
-                                   "labs/__init__.py", f"labs/{lab.name}/*.py", f"labs/{lab.name}/*.json")
-              for path in (PACKAGES / "autograder").glob(pattern)),
+            *sorted(path for pattern in ("**/*.py", "templates/*.html", f"labs/{lab.name}/*.json")
+                    for path in package.glob(pattern) if wanted(path)),
             *(HERE / name for name in SCRIPTS), *PACKAGES.glob("course/*.py"),
             # the student's package, which the grader builds on, with this lab's released cells alone
             *PACKAGES.glob("student/autodiff_check/*.py"), PACKAGES / "student" / "autodiff_check" / "labs" /
