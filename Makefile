@@ -28,7 +28,7 @@ release: $(SETUP)
 	$(PY) build_student.py
 
 # The whole suite, notebook execution and grading included, in TEST_PROCESSES processes: much of
-# grading waits (on time limits, and on workers that may not run side by side: autograder/rooms.py),
+# grading waits (on time limits, and on workers that may not run side by side: autograder/isolation/rooms.py),
 # and the last long tests would leave a core idle. A fresh clone's run in three processes kept both
 # cores of a 2-core machine 99.7% busy (/proc/stat). tests/conftest.py keeps tests that share a fixture together.
 TEST_PROCESSES ?= 3
@@ -42,7 +42,7 @@ test-fast: $(SETUP)
 # After editing source/<lab>/<lab>.py: `make instructor LAB=<lab>` regenerates and executes its
 # paired .ipynb (every lab when LAB is not given).
 instructor: $(SETUP)
-	$(PY) -m course.instructor $(LAB)
+	$(PY) -m authoring.instructor $(LAB)
 
 # Grade every notebook under submitted/ (nbgrader's submitted/<student>/<lab>/ layout) into graded/.
 # The GitHub workflow runs exactly this.
@@ -53,7 +53,7 @@ grade: $(SETUP)
 # and released. Then edit it and run `make instructor LAB=<lab>`, `make release`, `make test`.
 new-lab: $(SETUP)
 	@test -n "$(NAME)" || { echo "usage: make new-lab NAME=<lab>  (a lower-case Python identifier, e.g. pt04_jacobians)" >&2; exit 2; }
-	$(PY) -m course.new_lab "$(NAME)"
+	$(PY) -m authoring.new_lab "$(NAME)"
 
 # A Dask cluster for `autograder grade ... --scheduler tcp://HOST:PORT` (see the README): `make dask-scheduler`
 # on one machine, `make dask-worker SCHEDULER=tcp://HOST:PORT` on each grading node; the worker grades the

@@ -18,9 +18,9 @@ from pathlib import Path
 import course  # noqa: F401  (before nbformat: see course/__init__.py)
 import nbformat
 
+from autograder.labs.notebooks import released_cells, solved_notebook, student_notebook
 from course.cells import LabError
 from course.labs import ROOT, find_labs
-from course.release import released_cells, solved_notebook, student_notebook
 
 
 # Beside each notebook, so that `nbgrader validate` run in the lab's folder (or JupyterLab's
@@ -29,7 +29,7 @@ from course.release import released_cells, solved_notebook, student_notebook
 # error" that says nothing about the student's work. 600 s is the grader's own nbgrader setting.
 # Any other nbgrader command started there would take the lab's folder for a course folder and
 # write a gradebook or assignment folders into what students are given: it stops at once. (It
-# cannot share the checkout's autograder/nbgrader_commands.py: students get this file alone.)
+# cannot share the checkout's autograder/cli/nbgrader_commands.py: students get this file alone.)
 VALIDATE_CONFIG = """\
 # Read by nbgrader run in this folder: `nbgrader validate` gets the course's time limit for one
 # cell, and any other nbgrader command stops before it writes here.

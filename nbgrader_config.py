@@ -5,9 +5,9 @@ import os
 
 # First, before anything below creates a folder: nbgrader's commands that would harm this folder
 # (autograde, generate_assignment and every one not checked) stop there, saying what to run.
-load_subconfig("autograder/nbgrader_commands.py")  # noqa: F821
+load_subconfig("autograder/cli/nbgrader_commands.py")  # noqa: F821
 c = get_config()  # noqa: F821
-load_subconfig("autograder/nbgrader_config.py")  # noqa: F821
+load_subconfig("autograder/cli/nbgrader_config.py")  # noqa: F821
 root = os.path.dirname(os.path.abspath(__file__))
 c.CourseDirectory.root = root
 c.CourseDirectory.db_url = f"sqlite:///{os.path.join(root, 'graded', 'gradebook.db')}"

@@ -20,11 +20,11 @@ sqlite:///DIR/gradebook.db) with the autograded notebooks nbgrader's generate_fe
 and the class's tables, rebuilt from every record in DIR after each run: grades.csv,
 grades-<lab>.csv, course.csv, diagnoses.csv and canvas.csv, and the class report
 (report.html). Due dates and the late policy come from the course file
-(course.toml; see autograder/lateness.py). Exits 0 once every submission has a result, whatever
+(course.toml; see autograder/records/lateness.py). Exits 0 once every submission has a result, whatever
 the scores. A run grades only the submissions without a current result in DIR (same notebook,
 grader, lab and course secret), so an interrupted batch goes on where it stopped; --regrade
 grades them all, and --lab and --student choose the records a run grades, leaving the others
-as they are. The course secret chooses each submission's hidden inputs (see autograder/secret.py).
+as they are. The course secret chooses each submission's hidden inputs (see autograder/grading/secret.py).
 
 `report` writes the class report of a results folder (every `grade` run writes it there too, as
 report.html): per lab the score distribution, each activity's pass rate, difficulty and
@@ -34,7 +34,7 @@ times; GRADED/similarity.csv beside it.
 `similarity` compares the answers of a results folder's students, lab by lab and activity by
 activity, and writes GRADED/similarity.html (the similar pairs and groups, their answers side by
 side) and GRADED/similarity.csv (every pair scored 30% or more); the class report has the same
-section (see autograder/similarity/).
+section (see autograder/reports/similarity/).
 
 `gradescope` writes LAB's Gradescope autograder bundle, which grades each submission there with
 this same grader and sandbox.
@@ -44,8 +44,8 @@ import os
 import sys
 from pathlib import Path
 
-from autograder.sandbox import Limits, Pool
-from autograder.warm import lab_imports
+from autograder.isolation.sandbox import Limits, Pool
+from autograder.isolation.warm import lab_imports
 from course.folder import use_course
 
 
@@ -145,7 +145,7 @@ def main(argv=None):
                              help="the course folder (default: the current directory when it holds source/, else "
                                   "the checkout the grader runs from)" + (
                                  "; a file instead is the course file with due dates and the late policy (default: "
-                                 "course.toml in the course folder; see autograder/lateness.py)"
+                                 "course.toml in the course folder; see autograder/records/lateness.py)"
                                  if command is grading else ""))
     for command in (grading, catalogue, prints, mutation, bundle):
         command.add_argument("--secret-file", metavar="PATH",
@@ -163,31 +163,31 @@ def main(argv=None):
 
         return write_bundle(args.lab, args.out, args.secret_file)
     if args.command == "check":  # a student's notebook in a kernel of its own: no zygote, no sandbox
-        from autograder.check import command_check
+        from autograder.cli.check import command_check
 
         return command_check(args.notebook)
     if args.command == "report":  # reads results only
-        from autograder.commands import command_report
+        from autograder.cli.commands import command_report
 
         return command_report(args)
     if args.command == "similarity":  # reads results and notebooks only
-        from autograder.commands import command_similarity
+        from autograder.cli.commands import command_similarity
 
         return command_similarity(args)
     if args.command == "fingerprints" and args.check:  # reads files only
-        from autograder.commands import command_fingerprints
+        from autograder.cli.commands import command_fingerprints
 
         return command_fingerprints(args, None)
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")
     if args.command == "mutants":
-        from autograder.commands import mutants_problem
+        from autograder.cli.commands import mutants_problem
 
         problem = mutants_problem(args)
         if problem:
             parser.error(problem)
         if args.list:  # grades nothing, so no zygote
-            from autograder.mutants import command_mutants
+            from autograder.cli.commands import command_mutants
 
             return command_mutants(args, None)
     # The zygote imports PyTorch and the rest while this process imports the grader: start it first.
@@ -201,7 +201,7 @@ def main(argv=None):
     # grammar for seconds; notebooks never need its IRI formats, so the grader goes without.
     sys.modules.setdefault("rfc3987_syntax", None)
     try:
-        from autograder.commands import command_fingerprints, command_grade, command_mistakes, command_mutants
+        from autograder.cli.commands import command_fingerprints, command_grade, command_mistakes, command_mutants
 
         command = {"grade": command_grade, "mistakes": command_mistakes, "fingerprints": command_fingerprints,
                    "mutants": command_mutants}

@@ -7,11 +7,11 @@ import tempfile
 import time
 from pathlib import Path
 
-import autograder.grade
-from autograder.grade import Options, grade
+import autograder.grading.grade
+from autograder.grading.grade import Options, grade
+from autograder.isolation.sandbox import Pool
+from autograder.isolation.warm import lab_imports
 from autograder.labs import grading_for
-from autograder.sandbox import Pool
-from autograder.warm import lab_imports
 from build_student import build
 from course.labs import find_labs
 
@@ -42,7 +42,7 @@ def alternate(args, gradings, cpu=None):
                 used = {name: [] for name in gradings}
                 for round_number in range(args.rounds + 1):
                     for name, grading in gradings.items():
-                        autograder.grade.grading_for = grading
+                        autograder.grading.grade.grading_for = grading
                         started, own = time.perf_counter(), time.process_time()
                         result, _ = grade(notebook, Options(pool=pool))
                         if round_number:
@@ -53,6 +53,6 @@ def alternate(args, gradings, cpu=None):
                     cpu[lab.name] = {name: statistics.median(seconds) for name, seconds in used.items()}
                 yield lab, {name: statistics.median(seconds) for name, seconds in times.items()}
     finally:
-        autograder.grade.grading_for = grading_for
+        autograder.grading.grade.grading_for = grading_for
         if pool is not None:
             pool.close()

@@ -45,8 +45,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.catalogue import patched
 from autograder.labs import grading_for
+from autograder.measuring.catalogue import patched
 from bench import cpu
 from tests.helpers import LABS, ROOT, grade_command, lab_notebook, read, records_in
 from tests.services import dask_cluster, postgres_database, postgres_server
@@ -88,10 +88,10 @@ def make_class(submitted, lab, solved, blank, count):
 def writing_cost(graded_out, db_url, out):
     """Seconds the client spends writing one result (feedback page, gradebook entry, JSON) once
     the gradebook is set up: the serial part of any batch."""
-    from autograder.gradebook import GradebookWriter
+    from autograder.records.gradebook import GradebookWriter
     from autograder.labs import course_labs
-    from autograder.report import write_html, write_json
-    from autograder.submission import answers, load
+    from autograder.records.report import write_html, write_json
+    from autograder.grading.submission import answers, load
 
     out.mkdir()
     writer = GradebookWriter(db_url, out)

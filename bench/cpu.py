@@ -1,7 +1,7 @@
 """Run a command and count the CPU seconds of every process it starts, as the kernel counts them.
 
 The command runs in a control group of its own (cgroup v1's cpuacct, where the grader nests its
-workers' groups: autograder/cgroups.py), so the count takes in the grader, its zygotes, the
+workers' groups: autograder/isolation/cgroups.py), so the count takes in the grader, its zygotes, the
 sandboxed workers that no process waits for, and nbgrader's kernels alike, and nothing that
 runs beside it. Where no such group can be made, the count is what the command's own process
 tree reports to its parent (getrusage of the children), which misses the grader's sandboxed
@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.cgroups import own_groups
+from autograder.isolation.cgroups import own_groups
 
 CPUACCT = Path("/sys/fs/cgroup/cpuacct")
 
@@ -102,7 +102,7 @@ def _join(folder):
 def counted():
     """Move this process into a fresh cpuacct group for the block, so that every process it starts
     from then on, and every process those start, is counted there; the grader makes its sandbox
-    groups below its own (autograder/cgroups.py), so they are counted too. On leaving, this
+    groups below its own (autograder/isolation/cgroups.py), so they are counted too. On leaving, this
     process goes back where it was and the group is removed once its processes are gone."""
     group = _group()
     if group is None:

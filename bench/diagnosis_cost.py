@@ -1,4 +1,4 @@
-"""What naming the known mistake costs (autograder/diagnosis.py): a mixed class of each lab (the
+"""What naming the known mistake costs (autograder/diagnosis/matching.py): a mixed class of each lab (the
 solved and blank notebooks, and per activity one catalogued mistake and one of the lab's
 variants) graded with diagnosis on and off, alternately in one process with a warm pool as in a
 batch, so that a noisy machine slows both alike. Prints the medians over rounds of the class's
@@ -14,16 +14,16 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.catalogue import mistaken
-from autograder.fingerprints import variant_answers
-from autograder.grade import Options, grade
+from autograder.grading.grade import Options, grade
+from autograder.isolation.sandbox import Pool
+from autograder.isolation.warm import lab_imports
 from autograder.labs import grading_for
-from autograder.sandbox import Pool
-from autograder.warm import lab_imports
+from autograder.measuring.catalogue import mistaken
+from autograder.measuring.fingerprints import variant_answers
 from bench.alternating import arguments
+from autograder.labs.notebooks import solved_notebook, student_notebook
 from build_student import build
 from course.labs import find_labs
-from course.release import solved_notebook, student_notebook
 
 
 def mixed_class(lab, folder, scratch):

@@ -3,7 +3,7 @@ drawn from the seed and PyTorch's expected values), in CPU seconds of this proce
 
     python -m bench.hidden_inputs_cost [--seeds 5]     (from the repository root)
 
-Every submission has a seed of its own (autograder/secret.py), so the grader computes this once
+Every submission has a seed of its own (autograder/grading/secret.py), so the grader computes this once
 per submission, on top of running the student's code and judging it. The first seed of each
 lab is computed and not counted: it pays for the lab's imports (PyTorch's lazy modules among
 them), which a grading run pays once.

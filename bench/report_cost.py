@@ -1,8 +1,8 @@
-"""What the class report costs (autograder/report_page.py): a synthetic class of STUDENTS students
+"""What the class report costs (autograder/reports/report_page.py): a synthetic class of STUDENTS students
 in each of the course's labs (300 x 3 = 900 results by default, written as the grader writes them:
 scores drawn per activity, late work, known mistakes named from each lab's catalogue with its
 advice, first failing checks, not gradable and wrong-lab records, grading times), its page built
-from the results folder, against the class's CSV tables (autograder/tables.py, which every grade
+from the results folder, against the class's CSV tables (autograder/records/tables.py, which every grade
 run already rebuilds) as the baseline, alternately, in one process. Prints the medians over rounds
 of wall and CPU seconds, and their ratios to the baseline.
 
@@ -17,9 +17,9 @@ import time
 from pathlib import Path
 
 from autograder.labs import course_labs, grading_for
-from autograder.report_page import render
-from autograder.results_store import REPORT, atomic_write, record_path, stored_results
-from autograder.tables import write_tables
+from autograder.records.results_store import REPORT, atomic_write, record_path, stored_results
+from autograder.records.tables import write_tables
+from autograder.reports.report_page import render
 
 STATUSES = ["graded"] * 92 + ["timeout", "invalid_notebook", "wrong_lab", "grader_error"] * 2
 

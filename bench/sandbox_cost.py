@@ -8,7 +8,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from autograder.grade import Options, grade
+from autograder.grading.grade import Options, grade
 from build_student import build
 
 LAB = "pt03_autodiff"

@@ -1,4 +1,4 @@
-"""How well and how fast the similarity check (autograder/similarity/) finds copies.
+"""How well and how fast the similarity check (autograder/reports/similarity/) finds copies.
 
 First the measure, on the class of tests/similarity_class.py, one class per disguise and lab:
 precision (of the similar pairs, the copied ones), recall of the copies of the written styles
@@ -23,8 +23,8 @@ from pathlib import Path
 
 from autograder.__main__ import main as autograder
 from autograder.labs import course_labs
-from autograder.similarity.classwide import lab_similarity
-from autograder.similarity.engine import code_fragments, every_hash, rare_cap, scored, scored_pairs
+from autograder.reports.similarity.classwide import lab_similarity
+from autograder.reports.similarity.engine import code_fragments, every_hash, rare_cap, scored, scored_pairs
 from tests.helpers import ROOT, lab_notebook, read
 from tests.similarity_class import COMMON_FORM_COPY, DISGUISES, LAB_NAMES, crowd, disguised_class, one_text
 from tests.submissions import save, with_answer

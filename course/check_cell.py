@@ -1,6 +1,6 @@
-"""The last cell of every student notebook (course/release.py adds it): it runs the student's
+"""The last cell of every student notebook (autograder/labs/notebooks.py adds it): it runs the student's
 check, `python -m autodiff_check`, on the notebook's saved file. The grader knows it as the
-course's code, not the student's (autograder/submission.py). Nothing heavy is imported here: the
+course's code, not the student's (autograder/grading/submission.py). Nothing heavy is imported here: the
 grader reads it."""
 from autodiff_check import CHECKING
 

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from autograder.catalogue import patched
 from autograder.labs import grading_for
-from autograder.results_store import record_path
+from autograder.measuring.catalogue import patched
+from autograder.records.results_store import record_path
 from tests.helpers import (CELL_TIMEOUT, LABS, all_points, grade_command, lab_notebook, nbgrader_export, read,
                            records_in, required_points)
 from tests.submissions import answer_cell, replaced_function, save, with_answer

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.results_store import stored_results
-from course.instructor import run
+from authoring.instructor import run
+from autograder.records.results_store import stored_results
 from course.labs import find_labs
 
 ROOT = Path(__file__).resolve().parent.parent

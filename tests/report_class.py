@@ -7,9 +7,9 @@ import os
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from autograder.catalogue import patched
-from autograder.fingerprints import variants
 from autograder.labs import grading_for
+from autograder.measuring.catalogue import patched
+from autograder.measuring.fingerprints import variants
 from tests.helpers import LABS, lab_notebook, read
 from tests.submissions import answer_cell, replaced_function, save, with_answer
 

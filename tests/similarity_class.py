@@ -17,10 +17,10 @@ import ast
 import random
 import textwrap
 
-from autograder.catalogue import patched
 from autograder.labs import grading_for
-from autograder.similarity.engine import FEWEST_COMMON
-from autograder.similarity.normalise import bound_names, names
+from autograder.measuring.catalogue import patched
+from autograder.reports.similarity.engine import FEWEST_COMMON
+from autograder.reports.similarity.normalise import bound_names, names
 
 STYLES = {
     "pt03_autodiff": {

@@ -3,9 +3,9 @@ import copy
 
 import nbformat
 
-from autograder.catalogue import patched
+from autograder.grading.roster import Submission
 from autograder.labs import grading_for
-from autograder.roster import Submission
+from autograder.measuring.catalogue import patched
 from tests.helpers import LABS, ROOT, lab_notebook, read
 
 

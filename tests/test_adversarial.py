@@ -11,8 +11,8 @@ import sys
 
 import pytest
 
-from autograder.cgroups import available as cgroups_available
-from autograder.sandbox import bwrap_available
+from autograder.isolation.cgroups import available as cgroups_available
+from autograder.isolation.sandbox import bwrap_available
 from tests.adversarial.common import SKIPPED
 from tests.adversarial.corpus import attacks, false_passes, grade_corpus, on_the_process, verdict
 from tests.helpers import LABS, ROOT, all_points, lab_notebook, results_in

@@ -1,9 +1,9 @@
 """No data passes between two workers alive at the same time: the kernel's per-file state
-(locks, leases, change notifications) and the keyrings of the user nobody are closed by the seccomp filter (autograder/seccomp.py), on the warm and the cold path.
+(locks, leases, change notifications) and the keyrings of the user nobody are closed by the seccomp filter (autograder/isolation/seccomp.py), on the warm and the cold path.
 Nor between a worker with an oracle (PyTorch) and any worker without it, then or later: the calls
 that tell which of a file's pages are in memory are refused, /proc shows no counter of the whole
 machine, and a worker without PyTorch reads only a private copy of its files held in memory
-(autograder/private_root.py), so that the time of a first read tells it nothing.
+(autograder/isolation/private_root.py), so that the time of a first read tells it nothing.
 
 Each channel is tried the way an attack would use it: one worker sets the state, a second one,
 alive at the same time, reads it back. The same code run in two plain processes on the host shows
@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from autograder import private_root, shared_copy
-from autograder.sandbox import WITHOUT_PYTORCH, Forked, Limits, Pool, Worker
-from autograder.warm import lab_imports
-from autograder.zygote import mount
+from autograder.isolation import private_root, shared_copy
+from autograder.isolation.sandbox import WITHOUT_PYTORCH, Forked, Limits, Pool, Worker
+from autograder.isolation.warm import lab_imports
+from autograder.isolation.zygote import mount
 
 # A shared read-only file every worker sees, and the byte range that carries the "message".
 SHARED = json.dumps(str(Path(json.__file__)))
@@ -95,7 +95,7 @@ def residency():
 """
 
 
-# The sockets a worker may open: Unix ones only (see autograder/seccomp.py).
+# The sockets a worker may open: Unix ones only (see autograder/isolation/seccomp.py).
 SOCKETS = """
 import errno, socket
 def sockets():
@@ -272,7 +272,7 @@ def test_a_worker_opens_no_network_socket(tmp_path, pool, warm, hidden):
 
 @pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
 def test_a_worker_without_pytorch_reads_only_files_held_in_memory(tmp_path, pool, warm):
-    """Its system, Python and grader's files are the private copy (autograder/private_root.py):
+    """Its system, Python and grader's files are the private copy (autograder/isolation/private_root.py):
     no file of the machine's, whose page cache a worker with PyTorch could have filled, is there."""
     found = probe_one(tmp_path, pool if warm else None, WITHOUT_PYTORCH, MOUNTS, "file_systems")
     assert set(found) <= IN_MEMORY, found
@@ -452,7 +452,7 @@ def test_the_same_channels_carry_data_between_plain_processes(tmp_path):
         writer.communicate("")
 
 
-# What a worker sees of /dev/shm, where the machine's copy lies (autograder/shared_copy.py).
+# What a worker sees of /dev/shm, where the machine's copy lies (autograder/isolation/shared_copy.py).
 SHM = f"""
 import os
 def shm_seen():
@@ -475,7 +475,7 @@ def test_no_worker_sees_dev_shm_and_only_one_without_pytorch_reads_the_copy(tmp_
 
 def test_grading_processes_share_one_copy_that_only_root_may_enter():
     """Made by the first, reused by the second: the copy costs its time and memory once per machine."""
-    show = "from autograder.sandbox import private_copy\nprint(private_copy().system)"
+    show = "from autograder.isolation.sandbox import private_copy\nprint(private_copy().system)"
     found = {subprocess.run([sys.executable, "-c", show], capture_output=True, text=True, check=True).stdout
              for _ in range(2)}
     assert len(found) == 1 and Path(found.pop().strip()).parent == shared_copy.copies()
@@ -534,9 +534,9 @@ def test_a_grader_makes_its_own_copy_where_dev_shm_is_too_small(tmp_path, monkey
 ITS_OWN_COPY = f"""
 import sys
 from pathlib import Path
-from autograder import shared_copy
+from autograder.isolation import shared_copy
 shared_copy.SHARED = Path(sys.argv[1])  # not a tmpfs
-from autograder.sandbox import WITHOUT_PYTORCH, Limits, Worker, private_copy
+from autograder.isolation.sandbox import WITHOUT_PYTORCH, Limits, Worker, private_copy
 worker = Worker(Path(sys.argv[2]), Limits(), True, None, WITHOUT_PYTORCH)
 assert "ok" in worker.ask({{"op": "run", "source": {MOUNTS!r}}}, 60)
 reply = worker.ask({{"op": "probe", "source": "def probe():\\n    return str(file_systems())\\n", "args": {{}}}}, 60)

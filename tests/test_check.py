@@ -14,12 +14,12 @@ from autodiff_check import CHECKING
 from autodiff_check.cells import cell_name
 from autodiff_check.released import (activity_problems, course_of, locked_problems, release_of, release_problems,
                                      restore)
-from autograder.check import grader_reading
-from autograder.policy import policy_problems
+from autograder.cli.check import grader_reading
+from autograder.labs.notebooks import released_cells, student_notebook
+from autograder.labs.policy import policy_problems
 from build_student import CELLS
 from course.check_cell import CHECK_CELL_ID
 from course.leaks import find_leaks
-from course.release import released_cells, student_notebook
 from tests.helpers import LABS, ROOT, lab_notebook, read
 from tests.submissions import answer_cell, save, with_answer
 

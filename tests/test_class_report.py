@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from autograder.labs import course_labs
-from autograder.results_store import record_path
+from autograder.records.results_store import record_path
 from tests.helpers import CELL_TIMEOUT, ROOT, grade_command, records_in
 from tests.jupyterlab import chromium
 from tests.report_class import build_report_class, submissions_in

@@ -1,4 +1,4 @@
-"""The class report's figures (autograder/class_report.py) and Canvas's table, on records written
+"""The class report's figures (autograder/reports/class_report.py) and Canvas's table, on records written
 here by hand, so that each decision shows: who counts as missing, late and not gradable, the item
 analysis, the known mistakes and the failures none explains, what needs a person, scores a
 gradebook holds, and the page that draws it all without fetching anything."""
@@ -14,12 +14,12 @@ from urllib.parse import unquote
 import numpy as np
 import pytest
 
-from autograder.class_report import class_report, histogram, late_work, pearson, with_gradebook
 from autograder.labs import course_labs
-from autograder.report_page import activity_plot, lab_view, render, shown
-from autograder.lateness import tidy
-from autograder.results_store import record_path
-from autograder.tables import CANVAS_POINTS, canvas_sheet
+from autograder.records.lateness import tidy
+from autograder.records.results_store import record_path
+from autograder.records.tables import CANVAS_POINTS, canvas_sheet
+from autograder.reports.class_report import class_report, histogram, late_work, pearson, with_gradebook
+from autograder.reports.report_page import activity_plot, lab_view, render, shown
 from tests.helpers import ROOT
 from tests.report_pages import page_tables
 
@@ -196,7 +196,7 @@ def test_the_plots_are_drawn_here_as_svg_with_their_bars_and_text():
 
 
 def test_the_page_does_without_matplotlib():
-    drawn = subprocess.run([sys.executable, "-c", "import sys; from autograder.report_page import render; "
+    drawn = subprocess.run([sys.executable, "-c", "import sys; from autograder.reports.report_page import render; "
                             "from tests.test_class_report_figures import a_class; render(a_class()); "
                             "print('matplotlib' in sys.modules)"],
                            cwd=ROOT, capture_output=True, text=True, check=True)

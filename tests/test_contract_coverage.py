@@ -2,9 +2,9 @@
 activity (one it depends on, directly or through others) lies in that function's own hidden
 domain, so that a slip fails its own activity first and the feedback points at the right code.
 
-The inputs are recorded, not reasoned about (autograder/contract_coverage.py): the reference runs
+The inputs are recorded, not reasoned about (autograder/measuring/contract_coverage.py): the reference runs
 in a grading worker with every activity function wrapped, and each call's arguments are
-classified by kind, dtype, shape class and magnitude band (autograder/contracts.py). For a
+classified by kind, dtype, shape class and magnitude band (autograder/labs/contracts.py). For a
 function of activity X, every class a dependent of X fed an argument must have been fed to the
 same argument by X's own cases; each feature is compared on its own.
 
@@ -15,12 +15,12 @@ import time
 import numpy as np
 import pytest
 
-from autograder.contract_coverage import describe, gaps, record_lab, recorder_source, undeclared, unrecorded
-from autograder.contracts import bands_of
-from autograder.grade import Clock, Options
+from autograder.grading.grade import Clock, Options
+from autograder.isolation.sandbox import Limits
 from autograder.labs import grading_for
-from autograder.sandbox import Limits
-from course.release import solved_notebook, student_notebook
+from autograder.labs.contracts import bands_of
+from autograder.labs.notebooks import solved_notebook, student_notebook
+from autograder.measuring.contract_coverage import describe, gaps, record_lab, recorder_source, undeclared, unrecorded
 
 SEEDS = (0, 7)
 OPTIONS = Options(Limits(cell_seconds=30))

@@ -7,9 +7,9 @@ import math
 
 import pytest
 
-from autograder.contracts import REQUIRED, Values, band, drawn
 from autograder.labs import course_labs, grading_for
-from autograder.vocabulary import reference_function
+from autograder.labs.contracts import REQUIRED, Values, band, drawn
+from autograder.labs.vocabulary import reference_function
 from course.syntax import parse
 
 LABS = sorted(course_labs())

@@ -11,8 +11,8 @@ from tests.helpers import ROOT
 BURN = textwrap.dedent('''
     import resource, sys, tempfile
     from pathlib import Path
-    from autograder.sandbox import Limits, Pool, WITHOUT_PYTORCH, Worker
-    from autograder.warm import lab_imports
+    from autograder.isolation.sandbox import Limits, Pool, WITHOUT_PYTORCH, Worker
+    from autograder.isolation.warm import lab_imports
 
     pool = Pool.launch(lab_imports) if sys.argv[1] == "warm" else None
     worker = Worker(Path(tempfile.mkdtemp()), Limits(), True, pool, WITHOUT_PYTORCH)

@@ -1,6 +1,6 @@
 """A failing answer is matched against its lab's catalogue of known wrong answers
-(autograder/diagnosis.py): the tokens a hidden case leaves, which choose the candidates; the
-sketches of what an answer replied (autograder/answer_sketch.py), which confirm one; the stored
+(autograder/diagnosis/matching.py): the tokens a hidden case leaves, which choose the candidates; the
+sketches of what an answer replied (autograder/diagnosis/answer_sketch.py), which confirm one; the stored
 fingerprints kept current; the replay's time, which is the grader's; and, graded, that every
 catalogued mistake names itself, that the lab's variants (answers the fingerprints were not built
 from) are named rightly and often, and that its strangers (slips the catalogue lacks) are not."""
@@ -11,21 +11,23 @@ import nbformat
 import numpy as np
 import pytest
 
-from autograder import diagnosis, grade as grading_module, sandbox
-from autograder.answer_sketch import sketch, same
-from autograder.case_tokens import NOT_RUN, PASSED, STOPPED, failed, raised
-from autograder.catalogue import mistaken
-from autograder.diagnosis import (FINGERPRINT_SEEDS, REBUILD, REPLAY, SAYS, candidates, confirm, diagnose, known_for,
-                                  stored)
-from autograder.fingerprints import (catalogue_answers, check, measure, rates, stranger_answers, strangers,
-                                     variant_answers, variants)
-from autograder.grade import Clock, Options, grade
+from autograder.diagnosis import matching as diagnosis
+from autograder.diagnosis.answer_sketch import sketch, same
+from autograder.diagnosis.case_tokens import NOT_RUN, PASSED, STOPPED, failed, raised
+from autograder.diagnosis.matching import (FINGERPRINT_SEEDS, REBUILD, REPLAY, SAYS, candidates, confirm, diagnose, known_for,
+                                           stored)
+from autograder.grading import grade as grading_module
+from autograder.grading.grade import Clock, Options, grade
+from autograder.grading.submission import Step
+from autograder.isolation import sandbox
+from autograder.isolation.sandbox import Limits
+from autograder.isolation.worker import Opaque, encode
 from autograder.labs import grading_for
-from autograder.sandbox import Limits
-from autograder.submission import Step
-from autograder.vocabulary import Mistake
-from autograder.worker import Opaque, encode
-from course.release import solved_notebook, student_notebook
+from autograder.labs.notebooks import solved_notebook, student_notebook
+from autograder.labs.vocabulary import Mistake
+from autograder.measuring.catalogue import mistaken
+from autograder.measuring.fingerprints import (catalogue_answers, check, measure, rates, stranger_answers, strangers,
+                                               variant_answers, variants)
 
 # A seed of none of the fingerprints', the same in every run: the measure is of answers and
 # inputs the fingerprints were not built from, and it does not change from one run to the next.

@@ -15,9 +15,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from autograder.distributed import Settings, grade_on_cluster
-from autograder.roster import Submission
-from autograder.sandbox import Limits
+from autograder.grading.distributed import Settings, grade_on_cluster
+from autograder.grading.roster import Submission
+from autograder.isolation.sandbox import Limits
 from tests.classroom import check_record, grade_class
 from tests.helpers import LABS, ROOT, comparable, grade_command, lab_notebook, read, records_in
 from tests.installed import clean_environment, course_copy, installed_environment

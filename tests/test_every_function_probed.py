@@ -6,10 +6,10 @@ catalogue's runner, one batch per lab: each stub costs its own activity and noth
 activities that do not call it."""
 import pytest
 
-from autograder.catalogue import run_variants
-from autograder.grade import Options
-from autograder.sandbox import Limits
-from autograder.vocabulary import Mistake
+from autograder.grading.grade import Options
+from autograder.isolation.sandbox import Limits
+from autograder.labs.vocabulary import Mistake
+from autograder.measuring.catalogue import run_variants
 
 
 def stubbed_functions(lab):

@@ -12,13 +12,13 @@ import tracemalloc
 import numpy
 import pytest
 
-from autograder.errors import GraderError
-from autograder.grade import Clock, Options, Session, judge_activity, quoted_error
+from autograder.grading.grade import Clock, Options, Session, judge_activity, quoted_error
+from autograder.grading.submission import Step
+from autograder.isolation.errors import GraderError
+from autograder.isolation.sandbox import Limits, Worker, parse_reply, remove_tree
+from autograder.isolation.worker import MAX_ITEMS, MAX_REPLY, QUOTED, REPLY_NESTING, decode, encode
 from autograder.labs import course_labs
-from autograder.sandbox import Limits, Worker, parse_reply, remove_tree
-from autograder.submission import Step
-from autograder.vocabulary import Case
-from autograder.worker import MAX_ITEMS, MAX_REPLY, QUOTED, REPLY_NESTING, decode, encode
+from autograder.labs.vocabulary import Case
 from tests.adversarial.faults import REPLY_PIPE
 from tests.helpers import ROOT, grade_command, lab_notebook, results_in
 from tests.test_pool import pool  # noqa: F401 -- the warm pool fixture, for the warm cases
@@ -296,10 +296,10 @@ def test_a_grading_run_leaves_nothing_in_tmp(tmp_path, solved_dir):
 
 
 def test_a_regrade_gives_the_students_cells_no_more_time_than_the_first_run():
-    """A re-grade on the reference engine runs alone (autograder/rooms.py): a cell that hung in the
+    """A re-grade on the reference engine runs alone (autograder/isolation/rooms.py): a cell that hung in the
     first run stays out of it, and the student's other cells keep the first run's limit; only what
     the reference engine's forwarding costs (the lab's cells, the probes) gets REFERENCE_FACTOR."""
-    from autograder.grade import REFERENCE_FACTOR, Sessions, reference_engine
+    from autograder.grading.grade import REFERENCE_FACTOR, Sessions, reference_engine
     from autograder.labs import grading_for
 
     grading = grading_for(LAB.name, 0)

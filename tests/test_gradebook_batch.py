@@ -13,16 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from autograder.gradebook import (GradebookWriter, NotRecorded, alembic_head, grade_values, held_scores,
-                                  nbgrader_tools, recordable, staging_session)
-from autograder.commands import caught_up
+from autograder.cli.commands import caught_up
+from autograder.grading.roster import Submission
+from autograder.grading.secret import course_secret
+from autograder.grading.submission import answers, load
 from autograder.labs import course_labs
-from autograder.lateness import read_course
-from autograder.report import write_json
-from autograder.results_store import notebook_digest
-from autograder.roster import Submission
-from autograder.secret import course_secret
-from autograder.submission import answers, load
+from autograder.records.gradebook import (GradebookWriter, NotRecorded, alembic_head, grade_values, held_scores,
+                                          nbgrader_tools, recordable, staging_session)
+from autograder.records.lateness import read_course
+from autograder.records.report import write_json
+from autograder.records.results_store import notebook_digest
 from tests.helpers import LABS, ROOT, grade_command, lab_notebook, nbgrader_export, read, records_in
 from tests.services import HANG_SECONDS, json_count, postgres_database, postgres_server
 from tests.submissions import save_class, variants

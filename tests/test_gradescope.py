@@ -22,8 +22,8 @@ import pytest
 
 from autograder.gradescope.bundle import bundle_bytes
 from autograder.gradescope.run import not_graded, submitted_notebook
-from autograder.report import title_text
-from autograder.sandbox import NOBODY, remove_tree
+from autograder.isolation.sandbox import NOBODY, remove_tree
+from autograder.records.report import title_text
 from tests.adversarial.common import answer, indent, nth, reference, wrong_answer
 from tests.adversarial.generic import READ_HIDDEN, READ_SOURCE, fill
 from tests.helpers import LABS, ROOT, all_points, grade_command, lab_notebook, read, results_in
@@ -81,9 +81,9 @@ def test_the_scripts_are_at_the_root_and_executable(bundle):
 
 def test_the_bundle_carries_the_grader_and_this_lab_alone(bundle, lab):
     held = set(names(bundle))
-    needed = {"pyproject.toml", "build_student.py", "autograder/grade.py", "autograder/worker.py",
-              "autograder/gradescope/run.py", "autograder/templates/class_report.html", "course/labs.py",
-              "autograder/policy.py", "autograder/unavailable/__init__.py", "student/autodiff_check/policy.py",
+    needed = {"pyproject.toml", "build_student.py", "autograder/grading/grade.py", "autograder/isolation/worker.py",
+              "autograder/gradescope/run.py", "autograder/reports/templates/class_report.html", "course/labs.py",
+              "autograder/labs/policy.py", "autograder/isolation/unavailable/__init__.py", "student/autodiff_check/policy.py",
               "student/autodiff_check/released.py", f"student/autodiff_check/labs/{lab.name}.json",
               f"source/{lab.name}/{lab.name}.py", f"release/{lab.name}/{lab.name}.ipynb",
               *(f"autograder/labs/{lab.name}/{part}.py" for part in ("cases", "probes", "mistakes")),
@@ -118,7 +118,7 @@ def test_the_bundle_builds_the_grader_offline(wheel, lab, tmp_path):
     assert "autograder = autograder.__main__:run" in points
     assert {name.split("/")[2] for name in held if name.startswith("autograder/labs/") and name.count("/") > 2} \
         == {lab.name}
-    assert {"autograder/worker.py", "autograder/templates/class_report.html", "course/labs.py",
+    assert {"autograder/isolation/worker.py", "autograder/reports/templates/class_report.html", "course/labs.py",
             "build_student.py", "autodiff_check/policy.py", f"autodiff_check/labs/{lab.name}.json"} <= set(held)
     command = environment(tmp_path / "venv", wheel) / "autograder"
     shown = subprocess.run([str(command), "grade", "--help"], capture_output=True, text=True, env=clean_environment(),
@@ -282,8 +282,8 @@ def open_folder():
 PEEKS = """
 import json, subprocess, sys, tempfile
 from pathlib import Path
-from autograder.sandbox import NOBODY, Limits, Protection, Worker
-from autograder.worker import decode, encode
+from autograder.isolation.sandbox import NOBODY, Limits, Protection, Worker
+from autograder.isolation.worker import decode, encode
 PEEK = '''
 import os
 def probe(pid):

@@ -9,9 +9,9 @@ import sys
 import nbformat
 import pytest
 
-from autograder.catalogue import patched
-from autograder.diagnosis import SAYS, candidates, confirm, known_for, replayed_for, stored
+from autograder.diagnosis.matching import SAYS, candidates, confirm, known_for, replayed_for, stored
 from autograder.labs import grading_for
+from autograder.measuring.catalogue import patched
 from tests.adversarial.common import wrong_answer
 from tests.helpers import (CELL_TIMEOUT, LABS, ROOT, all_points, comparable, lab_notebook, nbgrader, read, required_points,
                            results_in)

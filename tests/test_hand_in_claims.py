@@ -1,4 +1,4 @@
-"""The time a submission claims is a claim (autograder/lateness.py): nbgrader's timestamp.txt is
+"""The time a submission claims is a claim (autograder/records/lateness.py): nbgrader's timestamp.txt is
 the student's file, so any bytes in it cost at most its own record, and the claim is weighed
 against what the grader sees (the notebook's modification time, the time it was put in its
 folder, the release, the run's time). A disagreement is said in the run's summary, the class
@@ -11,14 +11,14 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from nbgrader.utils import parse_utc
 
-from autograder import commands
 from autograder.__main__ import main
-from autograder.grade import Outcome, activity_result
-from autograder.gradebook import held_scores, naive_utc
+from autograder.cli import commands
+from autograder.grading.grade import Outcome, activity_result
 from autograder.labs import course_labs
-from autograder.lateness import (NO_TIMESTAMP, TIMESTAMP_BYTES, TO_CHECK, TOLERANCE, Course, apply_late, lateness,
-                                 read_claim, read_course)
-from autograder.results_store import REPORT, record_path
+from autograder.records.gradebook import held_scores, naive_utc
+from autograder.records.lateness import (NO_TIMESTAMP, TIMESTAMP_BYTES, TO_CHECK, TOLERANCE, Course, apply_late, lateness,
+                                         read_claim, read_course)
+from autograder.records.results_store import REPORT, record_path
 from course.folder import ENVIRONMENT
 from tests.helpers import LABS, ROOT, all_points, records_in
 from tests.submissions import handed

@@ -18,15 +18,15 @@ import nbformat
 import numpy as np
 import pytest
 
-import autograder.secret as secret_module
-from autograder.catalogue import outcomes_by_seed, patched
-from autograder.grade import Options
+from autograder.grading.grade import Options
+from autograder.grading.roster import Submission
+import autograder.grading.secret as secret_module
+from autograder.grading.secret import course_secret, secret_version, submission_seed
+from autograder.isolation.sandbox import Limits
 from autograder.labs import grading_for
-from autograder.results_store import notebook_digest, plan, provenance
-from autograder.roster import Submission
-from autograder.sandbox import Limits
-from autograder.secret import course_secret, secret_version, submission_seed
-from course.release import solved_notebook, student_notebook
+from autograder.labs.notebooks import solved_notebook, student_notebook
+from autograder.measuring.catalogue import outcomes_by_seed, patched
+from autograder.records.results_store import notebook_digest, plan, provenance
 from tests.helpers import LABS, ROOT, comparable, grade_command, results_in
 from tests.submissions import save, with_answer
 

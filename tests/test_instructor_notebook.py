@@ -5,8 +5,8 @@ import filecmp
 import jupytext
 import pytest
 
+from authoring.instructor import refresh
 from autodiff_check.execute import stdout
-from course.instructor import refresh
 from tests.helpers import instructor_run
 
 pytestmark = pytest.mark.slow

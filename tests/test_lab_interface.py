@@ -5,12 +5,12 @@ import importlib
 import shutil
 
 
-import autograder.diagnosis as diagnosis
+import autograder.diagnosis.matching as diagnosis
+from autograder.grading.grade import grade
 import autograder.labs as labs
-from autograder.grade import grade
 from autograder.labs import grading_for, problems_of
-from autograder.policy import NUMPY_ONLY, policy_problems
-from autograder.vocabulary import Case, Mistake
+from autograder.labs.policy import NUMPY_ONLY, policy_problems
+from autograder.labs.vocabulary import Case, Mistake
 from tests.helpers import lab_notebook
 
 
@@ -34,7 +34,7 @@ def test_lab_files_import_only_the_shared_vocabulary(lab):
             elif isinstance(node, ast.Import):
                 imported |= {alias.name for alias in node.names}
         grader = {name for name in imported if name.split(".")[0] in ("autograder", "course")}
-        allowed = set() if path.name == "probes.py" else {"autograder.vocabulary", "autograder.contracts"}
+        allowed = set() if path.name == "probes.py" else {"autograder.labs.vocabulary", "autograder.labs.contracts"}
         strange = {name for name in grader - allowed if name != own and not name.startswith(own + ".")}
         assert not strange and not (path.name == "probes.py" and grader), \
             f"{lab.name}/{path.name} imports {sorted(grader)}"
@@ -137,7 +137,7 @@ def test_every_activity_graded_without_pytorch_says_so(lab):
 def test_a_lab_is_checked_on_the_cases_of_the_first_seed_it_is_asked_for(monkeypatch):
     """A run of one submission computes its lab's cases once, not once more for the check; a seed
     whose cases fail is that submission's problem (GraderError), and the lab stays gradable."""
-    from autograder.errors import GraderError
+    from autograder.isolation.errors import GraderError
 
     module = importlib.import_module("autograder.labs.pt03_autodiff.cases")
     real, asked = module.cases, []

@@ -147,7 +147,7 @@ def test_a_course_folder_that_cannot_be_written_is_read_from_its_text(tmp_path, 
 
 
 def instructor_command(course):
-    return subprocess.run([sys.executable, "-m", "course.instructor"], cwd=course, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "authoring.instructor"], cwd=course, capture_output=True, text=True,
                           timeout=900, env={**os.environ, "AUTOGRADER_COURSE": str(course)})
 
 
@@ -160,7 +160,7 @@ def test_make_instructor_names_the_line_of_a_broken_cell(tmp_path, lab):
     run = instructor_command(tmp_path)
     assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
     (message,) = run.stderr.splitlines()
-    assert message.startswith("course.instructor: ")
+    assert message.startswith("authoring.instructor: ")
     assert f"source/{lab.name}/{lab.name}.py:{line}, cell {activity.stub.index + 1} (stub code" in message
 
 
@@ -175,7 +175,7 @@ def test_make_instructor_names_the_line_of_a_cell_that_raises(tmp_path, lab):
     run = instructor_command(tmp_path)
     assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
     assert run.stderr.splitlines()[-1] == (
-        f"course.instructor: source/{lab.name}/{lab.name}.py:{line}, cell {activity.reference.index + 1} "
+        f"authoring.instructor: source/{lab.name}/{lab.name}.py:{line}, cell {activity.reference.index + 1} "
         f"({lab.cells[activity.reference.index].label.split(' (', 1)[1]} raised ValueError: a slip in the reference")
 
 

@@ -1,4 +1,4 @@
-"""Due dates and the late policy (autograder/lateness.py): the course file is read strictly, with
+"""Due dates and the late policy (autograder/records/lateness.py): the course file is read strictly, with
 an error that names the setting; the time handed in comes from nbgrader's timestamp.txt, else the
 file's time, said so; the penalty follows the policy to the hour, with its cap, its cutoff and
 extensions; and applying it again to a result changes nothing."""
@@ -10,14 +10,14 @@ from decimal import Decimal
 
 import pytest
 
-from autograder.class_report import class_report
-from autograder.grade import Outcome, activity_result
+from autograder.cli.progress import summary
 from autograder.gradescope.run import results_json
-from autograder.lateness import (Policy, apply_late, handed_in, lateness, parse_timestamp, penalty, read_course,
-                                 untimed_notice)
-from autograder.progress import summary
-from autograder.report import title_html, title_text, write_html
-from autograder.roster import Submission
+from autograder.grading.grade import Outcome, activity_result
+from autograder.grading.roster import Submission
+from autograder.records.lateness import (Policy, apply_late, handed_in, lateness, parse_timestamp, penalty, read_course,
+                                         untimed_notice)
+from autograder.records.report import title_html, title_text, write_html
+from autograder.reports.class_report import class_report
 from tests.helpers import LABS, all_points
 from tests.submissions import handed
 

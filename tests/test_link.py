@@ -1,4 +1,4 @@
-"""The reference engine's line (autograder.worker.Link): reference code in one process works on
+"""The reference engine's line (autograder.isolation.worker.Link): reference code in one process works on
 the submission's objects in another. Reads of plain attributes come from the copy that travels
 with an object, so they must never be stale, and must never skip code the submission wrote."""
 import os
@@ -7,7 +7,7 @@ import time
 import numpy
 import pytest
 
-from autograder import worker
+from autograder.isolation import worker
 
 REFERENCE = '''
 def read_twice(v, poke):

@@ -5,13 +5,13 @@ engine: tests/test_grading.py).
 The visible checks' catch rate is reported at the end of the run."""
 import pytest
 
-from autograder.catalogue import mistaken, patched, run_catalogue, visible_controls, visible_steps
-from autograder.grade import Options
+from autograder.grading.grade import Options
+from autograder.grading.submission import program
+from autograder.isolation.sandbox import Limits
 from autograder.labs import grading_for
-from autograder.sandbox import Limits
-from autograder.submission import program
-from autograder.vocabulary import Mistake
-from course.release import solved_notebook, student_notebook
+from autograder.labs.notebooks import solved_notebook, student_notebook
+from autograder.labs.vocabulary import Mistake
+from autograder.measuring.catalogue import mistaken, patched, run_catalogue, visible_controls, visible_steps
 
 
 def test_mistakes_are_distinct(lab):

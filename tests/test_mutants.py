@@ -1,4 +1,4 @@
-"""Mutation testing (autograder/mutants.py): the mutator makes the one change each operator
+"""Mutation testing (autograder/measuring/mutants.py): the mutator makes the one change each operator
 promises, and a small fixed sample of each lab's mutants is caught by the hidden checks or shown
 equivalent. The whole run is a tool (`python -m autograder mutants --lab LAB`), far too long for
 the suite; the sample keeps its figure honest between runs."""
@@ -7,10 +7,10 @@ from functools import cache
 
 import pytest
 
-from autograder.grade import Options
-from autograder import mutants as mutator
-from autograder.mutants import equivalents, equivalents_path, function_mutants, grade_mutants, sample
-from autograder.sandbox import Limits
+from autograder.grading.grade import Options
+from autograder.isolation.sandbox import Limits
+from autograder.measuring import mutants as mutator
+from autograder.measuring.mutants import equivalents, equivalents_path, function_mutants, grade_mutants, sample
 
 # Drawn once for the suite, not tuned to what passes: three per lab keeps the three labs' grading
 # within about 40 s on two busy cores.

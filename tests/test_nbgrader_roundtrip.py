@@ -16,15 +16,15 @@ import nbformat
 import pytest
 from traitlets.config.loader import PyFileConfigLoader
 
-from autograder.grade import Outcome, activity_result
-from autograder.gradebook import GradebookWriter, held_scores
+from autograder.grading.grade import Outcome, activity_result
+from autograder.records.gradebook import GradebookWriter, held_scores
 from tests.helpers import (LABS, ROOT, all_points, grade_command, lab_notebook, nbgrader, nbgrader_export,
                            records_in, required_points)
 
-COURSE_ID = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT / "autograder")).load_config().CourseDirectory[
+COURSE_ID = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT / "autograder" / "cli")).load_config().CourseDirectory[
     "course_id"]
 # The line of the checkout's nbgrader_config.py that refuses the nbgrader commands unsafe there.
-GUARD = 'load_subconfig("autograder/nbgrader_commands.py")'
+GUARD = 'load_subconfig("autograder/cli/nbgrader_commands.py")'
 
 
 @pytest.fixture(autouse=True)
@@ -40,12 +40,12 @@ def course_folder(folder, exchange=None, guarded=False):
     course folder of your own, where nbgrader's source/ holds the release."""
     folder.mkdir(parents=True)
     config = (ROOT / "nbgrader_config.py").read_text()
-    assert GUARD in config, "the checkout's nbgrader_config.py no longer loads autograder/nbgrader_commands.py"
-    config = config.replace(GUARD, f"load_subconfig({str(ROOT / 'autograder' / 'nbgrader_commands.py')!r})"
-                            if guarded else "")
-    config = config.replace('"autograder/nbgrader_config.py"', repr(str(ROOT / "autograder" / "nbgrader_config.py")))
-    assert str(ROOT / "autograder" / "nbgrader_config.py") in config, (
-        "the checkout's nbgrader_config.py no longer loads autograder/nbgrader_config.py")
+    assert GUARD in config, "the checkout's nbgrader_config.py no longer loads autograder/cli/nbgrader_commands.py"
+    settings = ROOT / "autograder" / "cli"
+    config = config.replace(GUARD, f"load_subconfig({str(settings / 'nbgrader_commands.py')!r})" if guarded else "")
+    config = config.replace('"autograder/cli/nbgrader_config.py"', repr(str(settings / "nbgrader_config.py")))
+    assert str(settings / "nbgrader_config.py") in config, (
+        "the checkout's nbgrader_config.py no longer loads autograder/cli/nbgrader_config.py")
     if exchange is not None:
         config += f"c.Exchange.root = {str(exchange)!r}\n"
     (folder / "nbgrader_config.py").write_text(config)

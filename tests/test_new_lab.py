@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from course.new_lab import NameRefused, check_name
+from authoring.new_lab import NameRefused, check_name
 from tests.helpers import LABS, ROOT
 
 NAME = "demo_lab"  # no test id below contains it: `pytest -k demo_lab` in the copy must not select this file
@@ -67,7 +67,7 @@ def python(copy):
 @pytest.mark.parametrize("name, reason", [("Lab1", "not a lab name"), ("my-lab", "not a lab name"),
                                           ("4lab", "not a lab name"), ("class", "not a lab name"),
                                           ("", "not a lab name"), ("numpy", "already importable"),
-                                          (LABS[0].name, "is taken")])
+                                          (LABS[0].name, "is taken"), ("vocabulary", "is taken")])
 def test_a_name_that_cannot_be_a_new_lab_is_refused_with_the_reason(name, reason):
     with pytest.raises(NameRefused, match=reason):
         check_name(name)
@@ -115,9 +115,9 @@ def test_blank_notebook_scores_zero_and_solved_one_full_marks(copy, tmp_path):
 
 CATALOGUE = f"""
 import json
-from autograder.catalogue import run_catalogue
-from autograder.grade import Options
-from autograder.sandbox import Limits, choose_sandbox
+from autograder.grading.grade import Options
+from autograder.isolation.sandbox import Limits, choose_sandbox
+from autograder.measuring.catalogue import run_catalogue
 rows = run_catalogue({NAME!r}, Options(Limits(cell_seconds=30), choose_sandbox("auto")), jobs=2)
 print(json.dumps([dict(mistake=r.mistake.description, activity=r.mistake.activity, hint=r.mistake.hint,
                        grader=r.grader_caught, visible=r.visible_caught, lost=r.lost, intact=r.others_intact,

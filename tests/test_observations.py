@@ -7,10 +7,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from autograder.grade import Clock, OutOfTime, judged
-from autograder.sandbox import Limits, Worker, WorkerFailure, parse_reply
-from autograder.vocabulary import Case
-from autograder.worker import decode, encode
+from autograder.grading.grade import Clock, OutOfTime, judged
+from autograder.isolation.sandbox import Limits, Worker, WorkerFailure, parse_reply
+from autograder.isolation.worker import decode, encode
+from autograder.labs.vocabulary import Case
 
 # Submission code: a function the probe calls after observing, which rewrites the probe's record
 # through its frame and patches json.dumps and os.write, which the worker's replies go through.

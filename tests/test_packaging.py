@@ -14,7 +14,7 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 
-from autograder.warm import lab_imports
+from autograder.isolation.warm import lab_imports
 from tests.adversarial.common import Attack
 from tests.adversarial.corpus import new_context, write_corpus
 from tests.helpers import LABS, ROOT, lab_notebook, local_requirements, pip_pins, read, results_in
@@ -115,8 +115,8 @@ def test_the_wheel_holds_the_grader_and_none_of_the_course(wheel):
         names = archive.namelist()
         entry_points = next(archive.read(n).decode() for n in names if n.endswith("entry_points.txt"))
     assert "autograder = autograder.__main__:run" in entry_points
-    for needed in ("autograder/templates/class_report.html", "autograder/gradescope/setup.sh",
-                   "autograder/gradescope/run_autograder", "autograder/worker.py", "course/labs.py", "build_student.py",
+    for needed in ("autograder/reports/templates/class_report.html", "autograder/gradescope/setup.sh",
+                   "autograder/gradescope/run_autograder", "autograder/isolation/worker.py", "course/labs.py", "build_student.py",
                    *(f"autograder/labs/{lab.name}/fingerprints.json" for lab in LABS),
                    *(f"autodiff_check/labs/{lab.name}.json" for lab in LABS), "autodiff_check/__main__.py",
                    *(f"autograder/labs/{lab.name}/cases.py" for lab in LABS)):

@@ -7,9 +7,9 @@ import sys
 
 import pytest
 
-from autograder.sandbox import WITHOUT_PYTORCH, Limits, Pool, Worker, font_lists
-from autograder.warm import lab_imports
-from autograder.worker import decode
+from autograder.isolation.sandbox import WITHOUT_PYTORCH, Limits, Pool, Worker, font_lists
+from autograder.isolation.warm import lab_imports
+from autograder.isolation.worker import decode
 
 pytestmark = pytest.mark.slow
 
@@ -115,7 +115,7 @@ def test_the_zygotes_stay_single_threaded_after_forks(pool, tmp_path):
 def test_a_lab_graded_without_pytorch_never_starts_its_zygote(solved_dir):
     """Only a worker that may use PyTorch needs the zygote that imported it: grading a lab that
     has no such activity leaves it unstarted (and its import uncosted)."""
-    from autograder.grade import Options, grade
+    from autograder.grading.grade import Options, grade
     from autograder.labs import grading_for
     from tests.helpers import LABS, all_points, lab_notebook
 
@@ -132,7 +132,7 @@ def test_a_lab_graded_without_pytorch_never_starts_its_zygote(solved_dir):
 def test_a_run_of_one_notebook_starts_a_zygote_only_for_a_second_worker(solved_dir):
     """A pool that is not eager (a run of one notebook) starts its first worker of a kind cold,
     paying no zygote's imports, and the zygote when a second worker of that kind is asked for."""
-    from autograder.grade import Options, grade
+    from autograder.grading.grade import Options, grade
     from autograder.labs import grading_for
     from tests.helpers import LABS, all_points, lab_notebook
 

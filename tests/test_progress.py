@@ -1,4 +1,4 @@
-"""What a run shows while it runs (autograder/progress.py): on a terminal a status line with
+"""What a run shows while it runs (autograder/cli/progress.py): on a terminal a status line with
 done/total, the time elapsed, an estimate and what is being graded now; in a log one plain line
 per finished submission and, every minute, what is still running (on a cluster, apart from what
 is queued); and at the end a summary that counts each status and names what was not graded, what
@@ -9,9 +9,9 @@ import time
 
 import pytest
 
-import autograder.progress as progress
-from autograder.lateness import apply_late
-from autograder.progress import Progress, clock, summary, verdict
+import autograder.cli.progress as progress
+from autograder.cli.progress import Progress, clock, summary, verdict
+from autograder.records.lateness import apply_late
 
 
 class Terminal(io.StringIO):

@@ -6,11 +6,11 @@ import random
 
 import pytest
 
-from autograder.catalogue import outcomes_by_seed, patched
-from autograder.grade import Options
+from autograder.grading.grade import Options
+from autograder.isolation.sandbox import Limits
 from autograder.labs import course_labs
-from autograder.sandbox import Limits
-from course.release import solved_notebook, student_notebook
+from autograder.labs.notebooks import solved_notebook, student_notebook
+from autograder.measuring.catalogue import outcomes_by_seed, patched
 from tests.submissions import with_answer
 
 LAB = "pt03_autodiff"

@@ -1,4 +1,4 @@
-"""Similar work across a class (autograder/similarity/): on a class built here
+"""Similar work across a class (autograder/reports/similarity/): on a class built here
 (tests/similarity_class.py), every disguised copy is similar to what it copies and no two
 independent authors are; the code's normal form sees through each disguise; and the command and
 the class report show it."""
@@ -10,10 +10,10 @@ import pytest
 
 from autograder.__main__ import main
 from autograder.labs import course_labs
-from autograder.report_page import render
-from autograder.similarity.classwide import lab_similarity
-from autograder.similarity.engine import activity_index, scored_pairs
-from autograder.similarity.normalise import answer_tokens
+from autograder.reports.report_page import render
+from autograder.reports.similarity.classwide import lab_similarity
+from autograder.reports.similarity.engine import activity_index, scored_pairs
+from autograder.reports.similarity.normalise import answer_tokens
 from tests.helpers import ROOT, lab_notebook, read
 from tests.similarity_class import (COMMON_FORM_COPY, DISGUISES, LAB_NAMES, STYLES, authors, disguised_class, mistaken,
                                     one_text, solved_form)
@@ -169,7 +169,7 @@ def test_a_class_report_without_similar_work_says_nothing():
 @pytest.mark.parametrize("lab_name", LAB_NAMES)
 def test_every_style_passes_its_activities_visible_checks(lab_name, monkeypatch):
     # The independent authors must be right, or their answers would be no class's answers.
-    from autograder.catalogue import visible_steps
+    from autograder.measuring.catalogue import visible_steps
 
     monkeypatch.chdir(ROOT)  # where the checks find the lab's data/
     lab = course_labs()[lab_name]

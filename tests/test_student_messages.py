@@ -11,11 +11,11 @@ from nbclient.exceptions import CellExecutionError
 
 from autodiff_check.cells import cell_name
 from autodiff_check.execute import execute
-from autograder.grade import Clock, Options, Outcome, Session, point_at_failed_cells, point_at_pytorch
+from autograder.grading.grade import Clock, Options, Outcome, Session, point_at_failed_cells, point_at_pytorch
+from autograder.grading.submission import Step, answer_names, answers, program
+from autograder.isolation.sandbox import Limits
 from autograder.labs import course_labs, grading_for
-from autograder.sandbox import Limits
-from autograder.submission import Step, answer_names, answers, program
-from course.release import solved_notebook, student_notebook
+from autograder.labs.notebooks import solved_notebook, student_notebook
 from tests.adversarial.common import answer
 from tests.helpers import LABS, ROOT, grade_command, lab_notebook, read, results_in
 from tests.submissions import save

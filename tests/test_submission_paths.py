@@ -16,14 +16,14 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.batch import safe_grade
-from autograder.grade import Options, Outcome, activity_result
-from autograder.report import write_html, write_json
-from autograder.results_store import (PLAIN, RESERVED, STEM_BYTES, atomic_write, current_result, file_stem,
-                                      notebook_digest, provenance, stored_results, student_folder)
-from autograder.roster import Submission, find_paths, id_problem, roster
-from autograder.submission import SubmissionError, load
-from autograder.tables import write_tables
+from autograder.grading.batch import safe_grade
+from autograder.grading.grade import Options, Outcome, activity_result
+from autograder.grading.roster import Submission, find_paths, id_problem, roster
+from autograder.grading.submission import SubmissionError, load
+from autograder.records.report import write_html, write_json
+from autograder.records.results_store import (PLAIN, RESERVED, STEM_BYTES, atomic_write, current_result, file_stem,
+                                              notebook_digest, provenance, stored_results, student_folder)
+from autograder.records.tables import write_tables
 from tests.adversarial.files import FORMULA_STARTS
 from tests.helpers import LABS, ROOT, all_points, grade_command, lab_notebook
 from tests.submissions import claiming

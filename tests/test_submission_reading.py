@@ -4,9 +4,9 @@ import json
 import nbformat
 import pytest
 
+from autograder.grading.roster import find_paths
+from autograder.grading.submission import SubmissionError, identify, load, locked_sources, program, untouched
 from autograder.labs import course_labs
-from autograder.roster import find_paths
-from autograder.submission import SubmissionError, identify, load, locked_sources, program, untouched
 from tests.helpers import LABS, lab_notebook, read
 from tests.submissions import answer_cell, claiming, save, with_answer
 

@@ -7,7 +7,7 @@ import ast
 from tests.helpers import ROOT
 
 # Code that runs in a process of its own with one thread, or before any thread starts.
-ONE_THREAD = {"autograder/worker.py", "autograder/zygote.py", "autograder/warm.py", "course/syntax.py"}
+ONE_THREAD = {"autograder/isolation/worker.py", "autograder/isolation/zygote.py", "autograder/isolation/warm.py", "course/syntax.py"}
 
 
 def test_the_grader_parses_code_only_through_the_lock():

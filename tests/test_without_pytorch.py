@@ -4,9 +4,9 @@ import os
 
 import pytest
 
-from autograder.sandbox import UNAVAILABLE, WITHOUT_PYTORCH, Limits, Pool, Worker, hidden_paths
-from autograder.warm import lab_imports
-from autograder.worker import decode
+from autograder.isolation.sandbox import UNAVAILABLE, WITHOUT_PYTORCH, Limits, Pool, Worker, hidden_paths
+from autograder.isolation.warm import lab_imports
+from autograder.isolation.worker import decode
 
 pytestmark = pytest.mark.slow
 
@@ -121,7 +121,7 @@ def probe():
 @pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
 def test_what_no_graded_code_imports_is_absent_whole_and_what_it_does_is_there(tmp_path, pool, warm):
     """The notebook's front-end and the standard library's tests and GUI are not in the copy that
-    a worker without PyTorch reads (autograder/private_root.py): none is half there."""
+    a worker without PyTorch reads (autograder/isolation/private_root.py): none is half there."""
     worker = Worker(tmp_path, Limits(), True, pool if warm else None, WITHOUT_PYTORCH)
     try:
         reply = worker.ask({"op": "probe", "source": LEFT_OUT, "args": {}}, 120)

@@ -5,15 +5,15 @@ part of the course folder: its instructor notebook (the grader runs the lab's gi
 its data, its release (so that the bundle is a course folder that `autograder grade` takes as it
 is, its gradebook included), and the course secret, as .autograder-secret at the root, so that
 Gradescope draws each submission's hidden inputs as the course's own grading does
-(autograder/secret.py). The same files and secret always give the same bytes: fixed dates, a
+(autograder/grading/secret.py). The same files and secret always give the same bytes: fixed dates, a
 fixed order."""
 import io
 import zipfile
 from pathlib import Path
 
+from autograder.grading.secret import SECRET_FILE, course_secret
 from autograder.labs import LabNotGradable, course_labs, grading_for
-from autograder.results_store import atomic_write
-from autograder.secret import SECRET_FILE, course_secret
+from autograder.records.results_store import atomic_write
 from course.folder import PACKAGES
 from course.labs import ROOT
 
@@ -34,7 +34,7 @@ def grader_files(lab):
         return parts[0] != "labs" or len(parts) == 2 or parts[1] == lab.name
 
     return [PACKAGES / "pyproject.toml", PACKAGES / "build_student.py",
-            *sorted(path for pattern in ("**/*.py", "templates/*.html", f"labs/{lab.name}/*.json")
+            *sorted(path for pattern in ("**/*.py", "reports/templates/*.html", f"labs/{lab.name}/*.json")
                     for path in package.glob(pattern) if wanted(path)),
             *(HERE / name for name in SCRIPTS), *PACKAGES.glob("course/*.py"),
             # the student's package, which the grader builds on, with this lab's released cells alone

@@ -14,11 +14,11 @@ import sys
 import tempfile
 from pathlib import Path
 
+from autograder.grading.submission import SubmissionError, read_submission
+from autograder.isolation.sandbox import GRADER_PACKAGES, choose_sandbox, hidden_paths
 from autograder.labs import course_labs
-from autograder.report import title_text
-from autograder.results_store import atomic_write
-from autograder.sandbox import GRADER_PACKAGES, choose_sandbox, hidden_paths
-from autograder.submission import SubmissionError, read_submission
+from autograder.records.report import title_text
+from autograder.records.results_store import atomic_write
 from course.labs import ROOT
 
 GRADESCOPE_KEYS = ("score", "execution_time", "output", "visibility")

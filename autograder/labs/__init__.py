@@ -10,11 +10,11 @@ A lab named ``<lab>`` is
   ``cases.py``     ``DEPENDS = {activity: (activities whose functions it calls), ...}``,
                    ``USES_PYTORCH = (activity, ...)``, the activities whose point is PyTorch
                    itself (every other one is graded in a worker without PyTorch, and its
-                   text in the notebook says so: see autograder/policy.py), and ``cases(seed)``,
+                   text in the notebook says so: see autograder/labs/policy.py), and ``cases(seed)``,
                    returning ``{activity: [Case, ...]}``: the hidden checks, with the expected
                    values computed there (with PyTorch) and the input classes each activity's
                    cases are generated from documented beside them. ``seed`` is a non-negative
-                   integer of up to 64 bits, the submission's own (autograder/secret.py): every
+                   integer of up to 64 bits, the submission's own (autograder/grading/secret.py): every
                    random value a case holds is drawn from a generator built from it and a
                    constant of the lab's (``np.random.default_rng([seed, 20261129])``), so
                    that inputs seen in one submission say nothing about another's. What makes
@@ -25,23 +25,23 @@ A lab named ``<lab>`` is
                    (probe, ...)``: the probes of what teaches a method, where the submission's
                    process could work out a correct reply without it: they run in a worker of
                    the grader's that holds no submission code, on proxies of the submission's
-                   objects (autograder/worker.py, ``apart``);
+                   objects (autograder/isolation/worker.py, ``apart``);
   ``probes.py``    functions the sandbox runs in the submission's namespace; every Case names
                    one of them and its keyword arguments. They return plain data, know no
                    expected value and judge nothing (the only file of the three a submission's
                    process ever receives); what must be recorded before student code runs
                    again goes out through ``_observe`` (a Case's ``observations``);
-  ``contracts.py`` ``CONTRACTS = [Contract, ...]`` (autograder/contracts.py): what the notebook
+  ``contracts.py`` ``CONTRACTS = [Contract, ...]`` (autograder/labs/contracts.py): what the notebook
                    allows each function an activity asks for, declared once; ``cases.py`` draws
                    its inputs from it and names the boundaries each Case holds (``Case.drawn``);
                    tests/test_contracts.py and tests/test_contract_coverage.py check them;
   ``mistakes.py``  ``MISTAKES = [Mistake, ...]``: plausible wrong answers, at least three per
                    activity, which the grader must catch (``python -m autograder mistakes``),
                    each with the ``advice`` a student whose answer behaves like it reads
-                   (autograder/diagnosis.py).
+                   (autograder/diagnosis/matching.py).
 
-``Case`` and ``Mistake`` come from ``autograder.vocabulary`` and ``Contract`` from
-``autograder.contracts``: the lab's modules import these two of the grader, and each other. ``probes.py`` imports nothing of the grader (it runs in
+``Case`` and ``Mistake`` come from ``autograder.labs.vocabulary`` and ``Contract`` from
+``autograder.labs.contracts``: the lab's modules import these two of the grader, and each other. ``probes.py`` imports nothing of the grader (it runs in
 the sandbox); its top-level code runs in a copy of the student's namespace, so its own helpers
 and imports carry a leading underscore (``import numpy as _np``) to leave the student's names
 alone. No line of the three files may appear in the release (a test looks). A lab's name is a
@@ -64,8 +64,8 @@ from functools import cache, lru_cache
 from pathlib import Path
 from threading import Lock
 
-from autograder.errors import GraderError, GradingProblem
-from autograder.policy import policy_problems
+from autograder.isolation.errors import GraderError, GradingProblem
+from autograder.labs.policy import policy_problems
 from course.labs import find_labs
 from course.syntax import parse
 

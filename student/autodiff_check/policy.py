@@ -1,6 +1,6 @@
 """Which answers name PyTorch, and what students are told about activities graded without it.
 
-The grader (autograder/policy.py) decides which activities those are and keeps PyTorch out of
+The grader (autograder/labs/policy.py) decides which activities those are and keeps PyTorch out of
 their workers; the student's check only reads the notebook, so it warns before submitting."""
 import ast
 import re

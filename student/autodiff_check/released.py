@@ -122,7 +122,7 @@ def answer_places(cells, functions):
     """{"<activity>-answer": the index of its answer cell} for `functions` ({activity: the names its
     answer defines}): the cell found by id or grade_id or, if both were lost, by the functions it
     defines (the last such cell: the one that counts when run). The grader reads answers the same
-    way (autograder/submission.py)."""
+    way (autograder/grading/submission.py)."""
     code = [(index, cell) for index, cell in enumerate(cells) if cell.cell_type == "code"]
     places = {}
     for activity, names in functions.items():

@@ -63,7 +63,7 @@ def wrong_answer(lab, activity):
     """The activity's reference with the lab's first catalogued mistake for it put in: an answer
     the grader is known to catch (tests/test_mistakes.py), so an attack built on it can only earn
     the points through its trick."""
-    from autograder.catalogue import patched
+    from autograder.measuring.catalogue import patched
 
     return patched(reference(lab, activity), first_mistake(lab, activity).code)
 

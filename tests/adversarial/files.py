@@ -18,7 +18,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.results_store import stored_results, student_folder
+from autograder.records.results_store import stored_results, student_folder
 from tests.adversarial.common import SKIPPED, Attack, nth, stubbed
 
 # What a spreadsheet reads as the start of a formula in a cell of text (tab and carriage return:

@@ -17,7 +17,7 @@ writes on its channel is taken for their observations or replies.
 """
 import json
 
-from autograder.catalogue import patched
+from autograder.measuring.catalogue import patched
 from tests.adversarial.common import Attack, answer, reference, wrapped, wrong_answer
 from tests.adversarial.methods import mistake_code
 

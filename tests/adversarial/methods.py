@@ -13,8 +13,8 @@ Two kinds, each expecting 0 for the activity it aims at and full marks elsewhere
   and hvp by central differences, and double backprop whose vjp_tensor is still the stub (grad
   using rules of its own).
 """
-from autograder.catalogue import patched
 from autograder.labs import grading_for
+from autograder.measuring.catalogue import patched
 from tests.adversarial.common import Attack, answer, reference
 
 PT03, TENSOR = "pt03_autodiff", "tensor_engine"

@@ -27,17 +27,17 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from autograder.vocabulary import (
-    Case,
-    array_problem,
-    as_numbers,
-    describe,
-    first_problem,
-    listing,
-    number,
-    plural,
-    unchanged_problem,
-)
+from autograder.labs.vocabulary import (
+                                        Case,
+                                        array_problem,
+                                        as_numbers,
+                                        describe,
+                                        first_problem,
+                                        listing,
+                                        number,
+                                        plural,
+                                        unchanged_problem,
+                                        )
 
 from . import contracts as declared
 

@@ -6,7 +6,7 @@ from these declarations and labels every case with the boundaries it holds.
 The engine works in float64 throughout (Section 1), so every numeric argument is a float64
 array; the notebook says nothing of infinities or NaN in the engine, so the ranges are finite.
 """
-from autograder.contracts import Arg, Contract, Values, drawn  # noqa: F401 -- cases.py labels its cases with it
+from autograder.labs.contracts import Arg, Contract, Values, drawn  # noqa: F401 -- cases.py labels its cases with it
 
 REALS = Values()
 # tanh_vjp receives the forward *output* y = tanh(x), which lies in [-1, 1]; both ends are

@@ -5,7 +5,7 @@ word the grader's message must contain, so that the message points at what is wr
 """
 from dataclasses import replace
 
-from autograder.vocabulary import Mistake
+from autograder.labs.vocabulary import Mistake
 
 MISTAKES = [
     # ------------------------------------------------------------------ 1a
@@ -559,7 +559,7 @@ def jacobian(function, value):
 """),
 ]
 
-# What a student whose answer behaves like a mistake reads (autograder/diagnosis.py), by
+# What a student whose answer behaves like a mistake reads (autograder/diagnosis/matching.py), by
 # description. Mistakes the hidden cases cannot tell apart share one advice.
 MULTIPLY = ("Your multiply_vjp's adjoints have the wrong values: each input's adjoint is the incoming v times the "
             "derivative with respect to that input, which is the other factor.")

@@ -1,7 +1,7 @@
 """The catalogue's slips written another way, as another student would write them: never used to
 build the fingerprints, they measure how well the grader names a mistake it was not built from
 (`python -m autograder fingerprints --lab pt03_autodiff --measure 99`)."""
-from autograder.vocabulary import Variant, slips_of
+from autograder.labs.vocabulary import Variant, slips_of
 
 
 slip = slips_of("pt03_autodiff")

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 from torch.autograd import forward_ad
 
-from autograder.vocabulary import Case, apart, describe, listing, number, plural
+from autograder.labs.vocabulary import Case, apart, describe, listing, number, plural
 
 from . import contracts as declared
 

@@ -1,8 +1,8 @@
 """What scalar_engine's notebook promises of each function it asks for, the domain its hidden
-inputs are drawn from (autograder/contracts.py). Written from the notebook's text, stubs and
+inputs are drawn from (autograder/labs/contracts.py). Written from the notebook's text, stubs and
 signatures: every Value holds one Python float, every rule adds into .grad, parents are kept in
 argument order with multiplicity, and every node is labelled."""
-from autograder.contracts import Arg, Contract, Values, drawn  # noqa: F401 -- cases.py labels its cases with it
+from autograder.labs.contracts import Arg, Contract, Values, drawn  # noqa: F401 -- cases.py labels its cases with it
 
 # Exp's argument stays below log(max float64): math.exp raises OverflowError beyond it, and the
 # notebook says so (Activity 1b).

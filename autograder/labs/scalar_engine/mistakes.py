@@ -5,7 +5,7 @@ phrase the grader's message must contain, so that the message points at what is 
 """
 from dataclasses import replace
 
-from autograder.vocabulary import Mistake
+from autograder.labs.vocabulary import Mistake
 
 MISTAKES = [
     # ------------------------------------------------------------------ 1a
@@ -503,7 +503,7 @@ def relu_forward(ctx, x):
 """),
 ]
 
-# What a student whose answer behaves like a mistake reads (autograder/diagnosis.py), by
+# What a student whose answer behaves like a mistake reads (autograder/diagnosis/matching.py), by
 # description. Mistakes the hidden cases cannot tell apart share one advice.
 UPDATE = ("Your train_step moves the parameters the wrong way or not all of them: every weight and every bias "
           "takes a small step against its own gradient. Look at the update loop.")

@@ -2,7 +2,7 @@
 for each, the right diagnosis is none. They measure whether a name is earned by what an answer
 computes (`python -m autograder fingerprints --lab scalar_engine --measure 99`); the fingerprints
 are never built from them. `of` is empty: no catalogued mistake is theirs."""
-from autograder.vocabulary import Variant, slips_of
+from autograder.labs.vocabulary import Variant, slips_of
 
 
 slip = slips_of("scalar_engine")

@@ -1,7 +1,7 @@
 """The catalogue's slips written another way, as another student would write them: never used to
 build the fingerprints, they measure how well the grader names a mistake it was not built from
 (`python -m autograder fingerprints --lab scalar_engine --measure 99`)."""
-from autograder.vocabulary import Variant
+from autograder.labs.vocabulary import Variant
 
 VARIANTS = [
     Variant("add assigns the gradient instead of adding it", "add sets each parent's gradient through a loop", """

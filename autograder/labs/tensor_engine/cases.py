@@ -23,8 +23,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from autograder.vocabulary import Case, apart, array_problem, as_numbers, describe, first_problem, number, plural
-from autograder.vocabulary import array_problem as vocabulary_array_problem
+from autograder.labs.vocabulary import Case, apart, array_problem, as_numbers, describe, first_problem, number, plural
+from autograder.labs.vocabulary import array_problem as vocabulary_array_problem
 
 # The lab's declared contracts (and the label maker they re-export): through the lab's own module,
 # so that this file still imports nothing of the grader but the vocabulary.

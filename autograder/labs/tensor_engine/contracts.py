@@ -6,7 +6,7 @@ code computes with; cases.py plants every boundary of those in some hidden case 
 Arguments that are graphs, networks, functions, parameter lists or small integers (sizes,
 batch sizes, axes) carry their classes in `shapes` and `states` instead.
 """
-from autograder.contracts import Arg, Contract, Values, drawn  # noqa: F401 -- drawn: re-exported for cases.py
+from autograder.labs.contracts import Arg, Contract, Values, drawn  # noqa: F401 -- drawn: re-exported for cases.py
 
 # Any real number: the entries of a Tensor the primitives take.
 REAL = Values()

@@ -5,7 +5,7 @@ phrase the grader's message must contain, so that the message points at what is 
 """
 from dataclasses import replace
 
-from autograder.vocabulary import Mistake, reference_function
+from autograder.labs.vocabulary import Mistake, reference_function
 
 
 def variant(correct, wrong, instead):
@@ -746,7 +746,7 @@ def jacobian_fwd(f, x):
             variant(TO_DOT, "in node._prev:\n", "in node._prev[:2]:\n")),
 ]
 
-# What a student whose answer behaves like a mistake reads (autograder/diagnosis.py), by
+# What a student whose answer behaves like a mistake reads (autograder/diagnosis/matching.py), by
 # description. Mistakes the hidden cases cannot tell apart share one advice.
 ADAM = ("Your adam_step's moment estimates are off after the first step: check that the second moment averages "
         "the squared gradient, that both moments persist in the state between calls, and the bias correction.")

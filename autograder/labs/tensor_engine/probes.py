@@ -7,7 +7,7 @@ read out here. The graphs of activities 2 and F and the networks of activity 4 a
 backward rules of this file's own, so that they test one activity at a time. Nothing in this file
 knows an expected value or judges. A probe that must record something before handing control to
 the student's code again (B's results inside a block, F's node names) sends it with `_observe`,
-which the worker puts in its scope: it leaves the sandbox at once (autograder/worker.py). Probes
+which the worker puts in its scope: it leaves the sandbox at once (autograder/isolation/worker.py). Probes
 bind it to a local first, so rebinding the global later changes nothing.
 
 The probes cases.APART names run apart from the submission's process, on

@@ -3,7 +3,7 @@ build the fingerprints, they measure how well the grader names a mistake it was 
 (`python -m autograder fingerprints --lab tensor_engine --measure 99`). Many are one slip in the
 reference answer, made with the catalogue's own `variant`."""
 from autograder.labs.tensor_engine.mistakes import CONV2D, TO_DOT, variant
-from autograder.vocabulary import Variant, reference_function
+from autograder.labs.vocabulary import Variant, reference_function
 
 
 def ref(name):

@@ -1,0 +1,230 @@
+"""Test the checks themselves: run a lab's catalogue of wrong answers through the visible check
+cells and through the grader, and tabulate what each one catches.
+
+    python -m autograder mistakes [--lab LAB] [--jobs N]
+"""
+import ast
+import copy
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import nbformat
+
+from autodiff_check.cells import cell_name
+from autograder.grading.batch import grade_all, warm
+from autograder.grading.grade import Clock, Session, Sessions, judge_activity
+from autograder.grading.roster import Submission
+from autograder.grading.submission import Step, program, released
+from autograder.isolation.sandbox import WorkerFailure
+from autograder.labs import grading_for
+from autograder.labs.notebooks import solved_notebook, student_notebook
+from autograder.labs.vocabulary import Mistake
+from course.cells import is_optional
+from course.syntax import parse
+
+
+@dataclass
+class Row:
+    mistake: Mistake
+    visible_caught: bool
+    visible_message: str
+    grader_caught: bool
+    lost: int
+    elsewhere: dict  # {activity that does not call the mistake yet lost points: its feedback}
+    grader_message: str
+
+    @property
+    def others_intact(self):
+        return not self.elsewhere
+
+
+def patched(reference, code):
+    """The reference answer with the functions `code` defines replaced by `code`."""
+    replaced = {node.name for node in parse(code).body if isinstance(node, ast.FunctionDef)}
+    lines = reference.splitlines()
+    for node in sorted(parse(reference).body, key=lambda n: n.lineno, reverse=True):
+        if isinstance(node, ast.FunctionDef) and node.name in replaced:
+            del lines[node.lineno - 1 - len(node.decorator_list):node.end_lineno]
+    return "\n".join(lines).rstrip() + "\n\n\n" + code.strip() + "\n"
+
+
+def visible_steps(lab, activity, answer):
+    """The instructor notebook's code up to the activity's check, with `answer` in its place and
+    the earlier checks run as a student runs them (a check may use a helper an earlier one
+    defines). The code of other optional activities is left out: a student may skip any optional
+    activity, so no other check may depend on it (`visible_controls` confirms it). Each step is
+    named as grading names it in the solved release with `answer` in its cell (`mistaken`)."""
+    cells, places = released(lab)
+    steps = []
+    for cell in lab.cells:
+        if cell.cell_type != "code" or cell.role == "reference":
+            continue
+        needs = {*cell.requires, cell.activity} - {None, activity}
+        if any(is_optional(a) for a in needs):
+            continue
+        place = places[cell.index]
+        if cell.role == "stub":
+            source = answer if cell.activity == activity else lab.activities[cell.activity].reference.source
+            cells[place] = {"source": source}
+            steps.append(Step(source, True, cell_name(cells, place)))
+        elif cell.role == "check":
+            steps.append(Step(cell.source, False, f"check {cell_name(cells, place)}"))
+            if cell.activity == activity:
+                return steps
+        else:
+            steps.append(Step(cell.source, False, f"given {cell_name(cells, place)}"))
+    raise ValueError(f"activity {activity} has no check cell")
+
+
+def visible_verdict(lab, activity, answer, options):
+    """(caught, what the student saw) for the visible check of `activity` on `answer`."""
+    steps = visible_steps(lab, activity, answer)
+    session = Session(lab, steps, options, Clock(options.limits.submission_seconds))
+    try:
+        session.start()
+    except WorkerFailure as failure:
+        return False, f"could not run: {failure}"
+    finally:
+        session.close()
+    check = len(steps) - 1
+    if check in session.skipped:
+        return False, f"the check did not finish: {session.skipped[check]}"
+    if check in session.errors:
+        error = session.errors[check]
+        return True, f"{error['error']}: {error['message']}".strip()
+    return False, "the check passed"
+
+
+def visible_controls(lab_name, options, jobs):
+    """{activity: what its check said} for every activity whose visible check does not pass on
+    the reference answer when run as the catalogue runs it; {} when all pass."""
+    lab = grading_for(lab_name).lab
+    with warm(options) as options, ThreadPoolExecutor(max_workers=jobs) as threads:
+        verdicts = dict(zip(lab.activities, threads.map(
+            lambda a: visible_verdict(lab, a.id, a.reference.source, options), lab.activities.values())))
+    return {activity: message for activity, (_, message) in verdicts.items() if message != "the check passed"}
+
+
+def run_catalogue(lab_name, options, jobs, visible=True, only=None):
+    """A Row per mistake of the lab's catalogue (or of those whose descriptions are in `only`);
+    `visible=False` leaves the visible checks out (their verdicts are then None).
+
+    The catalogue asks what a mistake costs on the student's own engine: its activity's points,
+    and nothing in any activity that does not call it. The activities that do call it fail too;
+    their re-grade on the reference engine is the same for every mistake of the activity, so it
+    is left to the grading tests (tests/test_grading.py: each activity missing in turn)."""
+    with warm(replace(options, rejudge=False)) as options:
+        return _run_catalogue(grading_for(lab_name), options, jobs, visible, only)
+
+
+def run_variants(lab_name, mistakes, options, jobs):
+    """A Row per Mistake of `mistakes` (any wrong answers, not only the catalogue's), graded in
+    one batch without the visible checks, on the student's own engine as run_catalogue does."""
+    with warm(replace(options, rejudge=False)) as options:
+        return _run_mistakes(grading_for(lab_name).lab, mistakes, options, jobs, False)
+
+
+def _run_catalogue(grading, options, jobs, visible, only):
+    mistakes = [m for m in grading.mistakes if only is None or m.description in only]
+    return _run_mistakes(grading.lab, mistakes, options, jobs, visible)
+
+
+def mistaken(lab, solved, mistake):
+    """(answer, notebook): the solved notebook with `mistake` in its activity's answer cell."""
+    answer = patched(lab.activities[mistake.activity].reference.source, mistake.code)
+    notebook = copy.deepcopy(solved)
+    next(c for c in notebook.cells if c.id == f"{mistake.activity}-answer").source = answer
+    return answer, notebook
+
+
+def _run_mistakes(lab, mistakes, options, jobs, visible):
+    depends = grading_for(lab.name).depends
+    solved = solved_notebook(lab, student_notebook(lab))
+    answers = []
+    with tempfile.TemporaryDirectory() as scratch:
+        named = []
+        for number, mistake in enumerate(mistakes, start=1):
+            answer, notebook = mistaken(lab, solved, mistake)
+            answers.append(answer)
+            path = Path(scratch) / f"mistake-{number:02d}.ipynb"
+            nbformat.write(notebook, path)
+            named.append(Submission(path.stem, lab.name, path, expected=lab.name))
+        graded = {}
+        grade_all(named, options, jobs, lambda submission, result, _: graded.__setitem__(submission, result))
+    verdicts = [(None, None)] * len(mistakes)
+    if visible:
+        with ThreadPoolExecutor(max_workers=jobs) as threads:
+            verdicts = list(threads.map(lambda pair: visible_verdict(lab, pair[0].activity, pair[1], options),
+                                    zip(mistakes, answers)))
+    rows = []
+    for submission, mistake, (seen, seen_message) in zip(named, mistakes, verdicts):
+        tests = {test["name"]: test for test in graded[submission]["tests"]}
+        mine = tests.get(mistake.activity, {"score": 0, "max_score": 0, "output": graded[submission]["output"]})
+        callers = set() if options.rejudge else {a for a, needs in depends.items() if mistake.activity in needs}
+        elsewhere = {key: t["output"] for key, t in tests.items()
+                     if key != mistake.activity and key not in callers and t["score"] != t["max_score"]}
+        caught = bool(tests) and mine["score"] == 0 and mistake.hint in mine["output"]
+        rows.append(Row(mistake, seen, seen_message, caught, mine["max_score"] - mine["score"], elsewhere,
+                        mine["output"]))
+    return rows
+
+
+def outcomes_by_seed(lab_name, notebook, seeds, options, activities=None):
+    """{activity: [Outcome for each of `seeds`]}: the hidden checks of `activities` (default:
+    every one) judged on `notebook` with the inputs each seed gives, as grading judges them. The
+    notebook's program runs once per worker and every seed's cases are asked of that worker, so
+    that a seed costs only its checks: for showing that a lab's verdicts hold whatever the seed
+    (the reference passes, a catalogued mistake fails)."""
+    with warm(options) as options:
+        return _outcomes_by_seed(grading_for(lab_name), notebook, seeds, options, activities)
+
+
+def _outcomes_by_seed(grading, notebook, seeds, options, activities=None):
+    sessions = Sessions(grading.lab, program(grading.lab, notebook), options,
+                        Clock(options.limits.submission_seconds), grading)
+    try:
+        return {activity: [judge_activity(sessions.of(activity), grading.probes,
+                                          grading_for(grading.lab.name, seed).cases[activity]) for seed in seeds]
+                for activity in activities or grading.lab.activities}
+    finally:
+        sessions.close()
+
+
+def fingerprints_by_seed(lab_name, mistakes, seeds, options, jobs):
+    """[[the Outcome of its activity for each of `seeds`] for each of `mistakes`]: each wrong
+    answer's activity judged as grading judges it, on the reference engine for the rest, every
+    seed in turn in one worker (an Outcome's `fingerprint` holds its tokens, `sketches` what the
+    answer replied)."""
+    grading = grading_for(lab_name)
+    solved = solved_notebook(grading.lab, student_notebook(grading.lab))
+
+    def prints(mistake):
+        notebook = mistaken(grading.lab, solved, mistake)[1]
+        return _outcomes_by_seed(grading, notebook, seeds, options, [mistake.activity])[mistake.activity]
+
+    with warm(options) as options, ThreadPoolExecutor(max_workers=jobs) as threads:
+        return list(threads.map(prints, mistakes))
+
+
+def print_table(rows):
+    print(f"{'activity':<9}{'visible':<9}{'grader':<8}{'lost':<6}mistake")
+    for row in rows:
+        print(f"{row.mistake.activity:<9}{'caught' if row.visible_caught else 'MISSED':<9}"
+              f"{'caught' if row.grader_caught else 'MISSED':<8}{row.lost:<6}{row.mistake.description}")
+    for row in rows:
+        if not (row.grader_caught and row.others_intact):
+            print(f"\ngrader on '{row.mistake.description}' ({row.mistake.activity}): {row.grader_message}")
+        for activity, message in row.elsewhere.items():
+            print(f"\ngrader on '{row.mistake.description}', in activity {activity}, which does not call it: {message}")
+        if not row.visible_caught:
+            print(f"\nvisible check on '{row.mistake.description}' ({row.mistake.activity}): {row.visible_message}")
+    print()
+    for activity in dict.fromkeys(row.mistake.activity for row in rows):
+        mine = [row for row in rows if row.mistake.activity == activity]
+        print(f"activity {activity}: {len(mine)} mistakes, visible checks catch {sum(r.visible_caught for r in mine)}, "
+              f"grader catches {sum(r.grader_caught for r in mine)}")
+    print(f"total: {len(rows)} mistakes, visible checks catch {sum(r.visible_caught for r in rows)}, "
+          f"grader catches {sum(r.grader_caught and r.others_intact for r in rows)} "
+          "(its activity at 0, a message that names the quantity, every activity that does not call it intact)")
