@@ -60,7 +60,8 @@ class DaskTLS(argparse.Action):
         dask.config.set({self.dest: value, "distributed.comm.require-encryption": True})
 
 
-def main(argv=None):
+def build_parser():
+    """Every command with its options, as `--help` shows them and the documentation's reference reads them."""
     installed = Path(sys.argv[0]).name == "autograder"  # the console command pip installs
     parser = argparse.ArgumentParser(prog="autograder" if installed else "python -m autograder", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -151,6 +152,11 @@ def main(argv=None):
         command.add_argument("--secret-file", metavar="PATH",
                              help="the course secret, which chooses each submission's hidden inputs (default: "
                                   "$AUTOGRADER_SECRET, else .autograder-secret in the course root, made on first use)")
+    return parser
+
+
+def main(argv=None):
+    parser = build_parser()
     args = parser.parse_args(argv)
     # Before anything reads the course. A results folder's report needs no course.
     if args.course is not None and (args.course.is_dir() or args.command != "grade"):
