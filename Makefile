@@ -1,4 +1,4 @@
-# The README's two commands: `make release` and `make test`. Both set up .venv first.
+# The README's two commands: `make release` and `make test`. Both set up .venv first; `make docs` builds the manual.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -7,7 +7,7 @@ SETUP := $(VENV)/.installed
 SUBMITTED ?= submitted
 GRADED ?= graded
 
-.PHONY: release test test-fast instructor grade new-lab dask-scheduler dask-worker
+.PHONY: release test test-fast docs instructor grade new-lab dask-scheduler dask-worker
 
 $(SETUP): requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,10 @@ test: $(SETUP)
 test-fast: $(SETUP)
 	$(PY) -m pytest -n $(TEST_PROCESSES) --dist loadscope -m "not slow"
 
+# The documentation site under docs/, warnings as errors (tests/test_docs.py builds it the same way).
+docs: $(SETUP)
+	$(PY) -m sphinx -W --keep-going -n -b html docs docs/_build/html
+
 # After editing source/<lab>/<lab>.py: `make instructor LAB=<lab>` regenerates and executes its
 # paired .ipynb (every lab when LAB is not given).
 instructor: $(SETUP)
@@ -55,7 +59,7 @@ new-lab: $(SETUP)
 	@test -n "$(NAME)" || { echo "usage: make new-lab NAME=<lab>  (a lower-case Python identifier, e.g. pt04_jacobians)" >&2; exit 2; }
 	$(PY) -m authoring.new_lab "$(NAME)"
 
-# A Dask cluster for `autograder grade ... --scheduler tcp://HOST:PORT` (see the README): `make dask-scheduler`
+# A Dask cluster for `autograder grade ... --scheduler tcp://HOST:PORT` (see docs/operators.md): `make dask-scheduler`
 # on one machine, `make dask-worker SCHEDULER=tcp://HOST:PORT` on each grading node; the worker grades the
 # course of this checkout (or $AUTOGRADER_COURSE) with the grader that make's set-up installed in .venv.
 # The scheduler takes connections from this machine alone unless HOST says otherwise (0.0.0.0, or one

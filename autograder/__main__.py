@@ -60,7 +60,8 @@ class DaskTLS(argparse.Action):
         dask.config.set({self.dest: value, "distributed.comm.require-encryption": True})
 
 
-def main(argv=None):
+def build_parser():
+    """Every command with its options, as `--help` shows them and the documentation's reference reads them."""
     installed = Path(sys.argv[0]).name == "autograder"  # the console command pip installs
     parser = argparse.ArgumentParser(prog="autograder" if installed else "python -m autograder", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -127,7 +128,7 @@ def main(argv=None):
                                                  "hidden checks")
     checking.add_argument("notebook", metavar="NOTEBOOK", help="the student notebook (.ipynb)")
     for command in (grading, catalogue, prints, mutation):
-        command.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="submissions graded at once")
+        command.add_argument("--jobs", type=int, help="submissions graded at once (default: one per CPU)")
         command.add_argument("--cell-timeout", type=float, default=60.0, metavar="S",
                              help="seconds for one cell or one check (default 60)")
         command.add_argument("--timeout", type=float, default=600.0, metavar="S",
@@ -151,6 +152,11 @@ def main(argv=None):
         command.add_argument("--secret-file", metavar="PATH",
                              help="the course secret, which chooses each submission's hidden inputs (default: "
                                   "$AUTOGRADER_SECRET, else .autograder-secret in the course root, made on first use)")
+    return parser
+
+
+def main(argv=None):
+    parser = build_parser()
     args = parser.parse_args(argv)
     # Before anything reads the course. A results folder's report needs no course.
     if args.course is not None and (args.course.is_dir() or args.command != "grade"):
@@ -178,6 +184,7 @@ def main(argv=None):
         from autograder.cli.commands import command_fingerprints
 
         return command_fingerprints(args, None)
+    args.jobs = (os.cpu_count() or 1) if args.jobs is None else args.jobs
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")
     if args.command == "mutants":

@@ -1,6 +1,6 @@
 """The role of every cell in an instructor notebook, read from its tags and metadata.
 
-The vocabulary (documented in the README for instructors):
+The vocabulary (documented for instructors in docs/instructors.md):
 
 * ``tags=["stub"] activity="1a"``: the code a student starts from; it must raise
   ``NotImplementedError('Complete Activity 1a: <function>')``.

@@ -176,7 +176,7 @@ def test_generate_assignment_still_clears_the_solutions_of_other_nbgrader_notebo
 
 @pytest.mark.slow
 def test_nbgrader_round_trip_ends_with_our_scores_in_each_students_feedback(solved_dir, tmp_path):
-    """The first lab through nbgrader's exchange, with the commands the README gives, in a course
+    """The first lab through nbgrader's exchange, with the commands docs/graders.md gives, in a course
     folder that refuses those the checkout refuses: alice hands in a solved notebook, bob the one
     he fetched. Both are the same OS user, told apart as nbgrader's own tests do: `--student` on
     submit and fetch_feedback, and a home folder (assignments, exchange cache) each. What submit

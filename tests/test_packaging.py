@@ -58,15 +58,16 @@ def test_a_grading_node_installs_neither_the_instructor_tools_nor_the_tests():
     assert not {"nbgrader", "jupyterlab", "playwright", "pytest", "dask", "psycopg"} & set(node)
 
 
-def test_the_readme_installs_the_cpu_build_of_the_pinned_torch_which_every_pin_accepts():
-    """The README's recipes install PyTorch's CPU build first (from PyTorch's CPU package index, or
-    a wheel brought to a machine that reaches a PyPI mirror only); pip keeps it only while every
-    pin of torch accepts it, else it fetches the CUDA build over it."""
+def test_the_docs_install_the_cpu_build_of_the_pinned_torch_which_every_pin_accepts():
+    """The operators' page's recipes install PyTorch's CPU build first (from PyTorch's CPU package
+    index, or a wheel brought to a machine that reaches a PyPI mirror only); pip keeps it only while
+    every pin of torch accepts it, else it fetches the CUDA build over it."""
     cpu = f"{pip_pins()['torch']}+cpu"
     for pins in (pip_pins(), pip_pins("requirements-student.txt"), {**core(), **extra("grade")}):
         assert SpecifierSet(f"=={pins['torch']}").contains(cpu), pins["torch"]
-    readme = (ROOT / "README.md").read_text()
-    installing = readme[readme.index("## Installing"):readme.index("## Layout")]
+    page = (ROOT / "docs" / "operators.md").read_text()
+    start = page.index("\n## Installing\n")
+    installing = page[start:page.index("\n## ", start + 1)]
     assert f'"torch=={cpu}"' in installing
     assert "://" not in installing  # the indexes are named by what they are, not by their addresses
 

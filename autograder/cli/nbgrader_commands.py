@@ -1,7 +1,7 @@
 # Which nbgrader commands may run in this checkout's course folder. The root nbgrader_config.py
 # loads this file before anything else, and nbgrader reads its configuration before a command
 # acts, so a refused command exits here having touched no file and no gradebook. Unlike a
-# course folder of your own (where source/ holds the release, see the README's "nbgrader"),
+# course folder of your own (where source/ holds the release, see "nbgrader" in docs/graders.md),
 # source/ here holds the instructor notebooks and graded/ holds the grader's results: nbgrader's
 # own generate_assignment and autograde on them delete the release, copy the reference solutions
 # into graded/autograded/ and leave gradebook rows the grader never wrote. So this is an
@@ -78,7 +78,7 @@ def refuse_unsafe_command():
     words = command_words(app)
     reason = WHY_REFUSED[words[0]] if words[0] in WHY_REFUSED else unverified()
     raise SystemExit(f"nbgrader {' '.join(words)}: refused in this course folder, before it changed anything: "
-                     f"{reason}. See the README's section \"nbgrader\".")
+                     f"{reason}. See \"nbgrader\" in docs/graders.md.")
 
 
 refuse_unsafe_command()

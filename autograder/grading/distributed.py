@@ -2,7 +2,7 @@
 
 The client (the `grade` command) reads each notebook and sends its bytes with the task, so the
 grading nodes share no file system with it; they need the grader installed and the course folder
-(see the README). The client also derives the seed of the submission's hidden inputs from those
+(see docs/operators.md). The client also derives the seed of the submission's hidden inputs from those
 bytes and the course secret, and the seed travels with the task: the secret never leaves the
 client. A task grades one submission in the node's sandbox, forking the worker from a zygote that
 the Dask worker process starts once and keeps, and returns the result as plain data, with how
@@ -193,7 +193,7 @@ def connect(address):
     except TimeoutError:
         client.close()
         raise SystemExit(f"autograder: the Dask scheduler at {address} has no workers after {WAIT_FOR_WORKERS} s; "
-                         f"start them on the grading nodes with `dask worker {address}` (see the README)") from None
+                         f"start them on the grading nodes with `dask worker {address}` (see docs/operators.md)") from None
     return client
 
 

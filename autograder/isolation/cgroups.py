@@ -1,7 +1,7 @@
 """A control group per worker: caps the number of processes and the memory of everything the
 submission starts, counts the CPU time they use, and finds every one of those processes again
 to kill it, including those that left the worker's session. Needs a writable cgroup file system (root on Linux); without
-one the grader falls back on per-process rlimits and process groups, and says so in the README.
+one the grader falls back on per-process rlimits and process groups, and says so (docs/security.md, "Without the sandbox").
 """
 import os
 import signal
