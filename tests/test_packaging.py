@@ -14,6 +14,7 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 
+from autograder.grading.versions import grader_version
 from autograder.isolation.warm import lab_imports
 from tests.adversarial.common import Attack
 from tests.adversarial.corpus import new_context, write_corpus
@@ -167,6 +168,8 @@ def test_the_installed_command_grades_the_course_in_the_current_folder_or_given(
     (first,), (second,) = results_in(tmp_path / "here").values(), results_in(tmp_path / "given").values()
     assert first["score"] == second["score"] == sum(a.points for a in FIRST.activities.values())
     assert first["extra_data"]["lab_version"] == second["extra_data"]["lab_version"]
+    # a Dask worker that installed the wheel and a client in the checkout compare these
+    assert first["extra_data"]["grader_version"] == grader_version()
     nowhere = grade(bin_folder, notebook, "--out", tmp_path / "nowhere", cwd=tmp_path)
     assert nowhere.returncode != 0 and "is not a course folder" in nowhere.stderr
     assert "Traceback" not in nowhere.stderr and not (tmp_path / "nowhere").exists()
