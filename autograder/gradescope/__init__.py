@@ -7,4 +7,6 @@ setup.sh (at the zip's root) runs once, as root, when Gradescope builds the auto
 run_autograder (also at the root, copied to /autograder/run_autograder) runs for every
 submission, with the student's files in /autograder/submission, and must write
 /autograder/results/results.json.
+
+It imports records/, grading/ and what lies below them; of the commands, only `gradescope` reaches it.
 """

@@ -1,5 +1,10 @@
 """A lab's grading knowledge: the interface every lab implements, checked whenever it is loaded.
 
+Beside the labs' folders lie the modules they are written in (vocabulary.py, contracts.py), which
+activities are graded without PyTorch (policy.py), and the release and solved notebooks of a lab
+(notebooks.py), which the release build and the mistake catalogue both make. This package imports
+only isolation/ and the lab model (course) below it.
+
 A lab named ``<lab>`` is
 
 * ``source/<lab>/<lab>.py`` (Jupytext percent format) and its executed ``<lab>.ipynb``: the
