@@ -1,6 +1,6 @@
 # The course's nbgrader settings, apart from where a course folder keeps its files (the root
 # nbgrader_config.py says that for this checkout), so that any nbgrader course folder can load
-# them with load_subconfig("<checkout>/autograder/nbgrader_config.py").
+# them with load_subconfig("<checkout>/autograder/cli/nbgrader_config.py").
 from nbgrader.preprocessors import (CheckCellMetadata, ClearHiddenTests, ClearMarkScheme, ClearOutput, ClearSolutions,
                                      ComputeChecksums, IncludeHeaderFooter, InstantiateTests, LockCells, SaveCells)
 
