@@ -208,7 +208,6 @@ def lab_report(lab_name, students, by_student, links):
     bonus = sorted(earned(r)[1] for r in scored.values())
     feedback = {s: feedback_link(links, s, lab_name) for s in by_student}
     needs = {s: attention(s, r, feedback[s]) for s, r in sorted(by_student.items())}
-    late = sum(1 for r in scored.values() if counts_as_late(r))
     order = activity_order(lab_name, list(by_student.values()))
     activities = sorted((activity_summary(lab, a, scored) for a in order if a in lab.activities),
                         key=lambda item: (item.difficulty if item.difficulty is not None else 2, order.index(item.id)))
