@@ -1,7 +1,7 @@
 """tensor_engine's gradient-check cases hold for every seed: a central difference that crosses
 ReLU's kink is wrong whatever the engine, so every network a checker sees, the notebook's own MLP
 included, has no hidden pre-activation near 0 on the inputs it is checked on. A seed whose drawn
-spiral put one within 1e-6 of the MLP's kink once failed a correct gradient_check (below)."""
+spiral put one within 1e-6 of the MLP's kink once failed a correct gradient_check (SEEDS[0])."""
 import random
 
 from autograder.labs.tensor_engine.cases import KINK_CLEAR, cases, initialised

@@ -1,5 +1,7 @@
 """The student notebook of a lab, and the solved one: what build_student.py writes, with the
-released cells the student's check compares a notebook with."""
+released cells the student's check compares a notebook with. The mistake catalogue
+(measuring/catalogue.py) makes them too, so they lie here, below it, and not with the
+instructor's tools."""
 import ast
 import json
 
