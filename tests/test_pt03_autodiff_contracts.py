@@ -4,12 +4,16 @@ invented threshold at relu's kink, a clip of large values, a rounding, a seed wi
 default, a Jacobian rounded to zero where it is tiny) lose their activity, for two seeds."""
 import random
 
+import numpy as np
 import pytest
 
 from autograder.grading.grade import Options
 from autograder.isolation.sandbox import Limits
 from autograder.labs import course_labs
+from autograder.labs.contracts import drawn
 from autograder.labs.notebooks import solved_notebook, student_notebook
+from autograder.labs.pt03_autodiff.cases import cases_1b
+from autograder.labs.pt03_autodiff.contracts import REALS
 from autograder.measuring.catalogue import outcomes_by_seed, patched
 from tests.submissions import with_answer
 
@@ -215,3 +219,25 @@ def test_slips_at_the_boundaries_lose_their_activity(solved, slip):
     activity, code = SLIPS[slip]
     passed = [seed for seed, outcome in zip(SEEDS, judged(solved, activity, code)) if outcome.passed]
     assert not passed, f"{slip} passes {activity}'s hidden checks with seeds {passed}"
+
+
+def test_each_boundary_of_sum_to_shape_is_the_whole_of_one_entry_of_the_target():
+    """A boundary value summed with ordinary ones is lost in their rounding, so an answer that
+    flushed tiny entries to zero passed on some seeds (one in sixteen). Each boundary case
+    therefore makes one entry of the target a sum of that value alone, whatever the seed."""
+    boundaries = {drawn("sum_to_shape", "v", name): value for name, value in REALS.boundaries().items()}
+    for seed in range(40):
+        for case in cases_1b(np.random.default_rng(seed)):
+            if not case.drawn:
+                continue
+            v, shape = case.args["args"]
+            boundary = boundaries[case.drawn[0]]
+            alone = [np.all(part == boundary) for part in contributions(v, tuple(shape))]
+            assert any(alone), f"seed {seed}: {case.title} has no entry of the target summed from {boundary!r} alone"
+
+
+def contributions(v, shape):
+    """For each entry of the target `shape`, the entries of `v` that sum into it."""
+    index = np.arange(int(np.prod(shape, dtype=int))).reshape(shape)
+    owner = np.broadcast_to(index, np.shape(v))
+    return [np.asarray(v)[owner == entry] for entry in range(index.size)]

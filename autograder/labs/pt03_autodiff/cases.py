@@ -203,6 +203,15 @@ def cases_1a(rng):
             shape = shapes[index % len(shapes)]
             a, b, v = (planted(rng, row, name, shape) for name in "abv")
             cases.append(pair_case("1a", function, ELEMENTWISE_FUNCTIONS[function], a, b, v, labels(function, row)))
+        # Planted in all three at once, a boundary may meet only the others' (1e12 times 1e-12 is
+        # ordinary), which hides a clip or a flush; so each also meets ordinary values alone.
+        alone = [(name, row) for name in "abv" for row in boundary_rows(function)]
+        for index, (name, row) in enumerate(alone):
+            shape = shapes[index % len(shapes)]
+            a, b, v = (planted(rng, row, name, shape) if other == name else with_small(rng, rng.normal(size=shape))
+                       for other in "abv")
+            cases.append(pair_case("1a", function, ELEMENTWISE_FUNCTIONS[function], a, b, v,
+                                   (declared.drawn(function, name, row[name][0]),)))
     # Each rank pairing is its own branch of code, so each meets every boundary (the sizes in turn).
     sizes = list(MATMUL_SIZES.values())
     for pairing, (a_rank, b_rank) in enumerate(MATMUL_RANKS.values()):
@@ -274,6 +283,17 @@ SUM_BOUNDARY_PAIRS = [((2, 3, 4), (1, 3, 1)), ((3, 4), ()), ((3, 3), (3,)), ((4,
                       ((2, 1, 3), (1, 3)), ((1, 4), (4,))]
 
 
+def with_one_sum_of_boundary(rng, v, shape, boundary):
+    """`v` with every entry that sums into one (random) entry of the target set to `boundary`.
+    Planted among ordinary entries, a tiny value is a rounding of their sum, so an answer that
+    drops it (or flushes it to zero) would still pass; alone in its sum it is the whole answer."""
+    target = np.zeros(shape, dtype=bool)
+    target.flat[rng.integers(target.size)] = True
+    v = np.array(v, dtype=np.float64)
+    v[np.broadcast_to(target, v.shape)] = boundary
+    return v
+
+
 def cases_1b(rng):
     factors = {"target": SUM_TARGETS, "leading": SUM_LEADING, "lengths": SUM_LENGTHS}
     pairs = []
@@ -286,7 +306,8 @@ def cases_1b(rng):
     # 0-d adjoint reaches it as a NumPy scalar when a product of 0-d arrays made it.
     for index, row in enumerate(boundary_rows("sum_to_shape")):
         v_shape, shape = SUM_BOUNDARY_PAIRS[index % len(SUM_BOUNDARY_PAIRS)]
-        cases.append(sum_case(planted(rng, row, "v", v_shape), tuple(shape), labels("sum_to_shape", row)))
+        v = with_one_sum_of_boundary(rng, planted(rng, row, "v", v_shape), shape, row["v"][1])
+        cases.append(sum_case(v, tuple(shape), labels("sum_to_shape", row)))
     cases.append(sum_case(np.float64(rng.normal()), ()))
     cases.append(sum_case(with_small(rng, rng.normal(size=(3, 1000))), (1, 1000)))  # an axis of 1000: B's and C's
     return cases
