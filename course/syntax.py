@@ -7,6 +7,7 @@ submissions in several threads (a run's --jobs, a Dask worker's tasks); under lo
 a submission its result. Every parse of the course's code goes through one lock.
 """
 import ast
+import symtable
 import threading
 
 _ONE_AT_A_TIME = threading.Lock()
@@ -15,3 +16,18 @@ _ONE_AT_A_TIME = threading.Lock()
 def parse(source, *args, **kwargs):
     with _ONE_AT_A_TIME:
         return ast.parse(source, *args, **kwargs)
+
+
+def free_reads(source):
+    """The names `source` reads from the namespace it runs in: every name its top level reads,
+    and every global name a function, class or comprehension in it reads (a function's own
+    locals and arguments are not). SyntaxError as `parse`."""
+    with _ONE_AT_A_TIME:
+        top = symtable.symtable(source, "<cell>", "exec")
+    found, tables = set(), [top]
+    while tables:
+        table = tables.pop()
+        found |= {symbol.get_name() for symbol in table.get_symbols()
+                  if symbol.is_referenced() and (table is top or symbol.is_global())}
+        tables.extend(table.get_children())
+    return found

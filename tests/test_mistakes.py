@@ -6,12 +6,13 @@ The visible checks' catch rate is reported at the end of the run."""
 import pytest
 
 from autograder.grading.grade import Options
-from autograder.grading.submission import program
+from autograder.grading.submission import Step, program
 from autograder.isolation.sandbox import Limits
 from autograder.labs import grading_for
 from autograder.labs.notebooks import solved_notebook, student_notebook
 from autograder.labs.vocabulary import Mistake
-from autograder.measuring.catalogue import mistaken, patched, run_catalogue, visible_controls, visible_steps
+from autograder.measuring.catalogue import (mistaken, patched, run_catalogue, visible_controls, visible_steps,
+                                            without_idle_demos)
 
 
 def test_mistakes_are_distinct(lab):
@@ -43,6 +44,20 @@ def test_the_visible_run_names_cells_as_grading_names_them(lab):
     assert mine.label == graded[answer] and mine.label.startswith(f"cell {place + 1} (it begins ")
     check = [c.get("id") for c in notebook.cells].index(f"{activity.id}-check")
     assert steps[-1].label.startswith(f"check cell {check + 1} (it begins ")
+
+
+def test_a_demo_runs_before_a_check_only_when_it_binds_what_a_later_step_reads():
+    steps = [Step(source, False, f"cell {n}") for n, source in enumerate([
+        "model = make()",                                     # 0 a demo that a later demo reads
+        "history = train(model)\nplot(history)",             # 1 a demo whose names nothing reads
+        "def check():\n    history = 1\n    return history",  # 2 `history` is its own local
+        "tuned = model.fit()",                                # 3 a demo: `tuned` is read by the check
+        "model.w[0] = 5",                                     # 4 a demo that changes `model` in place
+        "%time spin()",                                       # 5 a demo that cannot be parsed
+        "assert check() == 1 and tuned and model",            # 6 the check
+    ])]
+    kept = [step.label for step in without_idle_demos(steps, demos={0, 1, 3, 4, 5})]
+    assert kept == ["cell 0", "cell 2", "cell 3", "cell 4", "cell 5", "cell 6"]
 
 
 @pytest.fixture(scope="module")

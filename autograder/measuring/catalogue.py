@@ -22,7 +22,7 @@ from autograder.labs import grading_for
 from autograder.labs.notebooks import solved_notebook, student_notebook
 from autograder.labs.vocabulary import Mistake
 from course.cells import is_optional
-from course.syntax import parse
+from course.syntax import free_reads, parse
 
 
 @dataclass
@@ -57,7 +57,7 @@ def visible_steps(lab, activity, answer):
     activity, so no other check may depend on it (`visible_controls` confirms it). Each step is
     named as grading names it in the solved release with `answer` in its cell (`mistaken`)."""
     cells, places = released(lab)
-    steps = []
+    steps, demos = [], set()
     for cell in lab.cells:
         if cell.cell_type != "code" or cell.role == "reference":
             continue
@@ -72,10 +72,53 @@ def visible_steps(lab, activity, answer):
         elif cell.role == "check":
             steps.append(Step(cell.source, False, f"check {cell_name(cells, place)}"))
             if cell.activity == activity:
-                return steps
+                return without_idle_demos(steps, demos)
         else:
+            if cell.requires:
+                demos.add(len(steps))
             steps.append(Step(cell.source, False, f"given {cell_name(cells, place)}"))
     raise ValueError(f"activity {activity} has no check cell")
+
+
+def without_idle_demos(steps, demos):
+    """`steps` without the demonstrations (given code that calls the student's functions: a
+    training run, a plot) that bind no name a later step reads. Such a cell cannot change what
+    the check says, and the longest took seven seconds, run again for every catalogued mistake.
+    A cell that cannot be parsed is kept."""
+    kept, read = [], set()
+    for index in reversed(range(len(steps))):
+        names = names_of(steps[index].source)
+        if index in demos and names is not None and not names[0] & read:
+            continue
+        kept.append(steps[index])
+        read |= names[1] if names is not None else set()
+    return kept[::-1]
+
+
+def names_of(source):
+    """(names the code binds, names it reads from the namespace), or None if it cannot be
+    parsed. A store into an attribute or an item binds the name it starts from (`model.w = ...`);
+    a name bound anywhere in the code counts, so a demo is dropped only when it surely binds
+    nothing that is read."""
+    try:
+        tree, read = parse(source), free_reads(source)
+    except (SyntaxError, ValueError):
+        return None
+    bound = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            bound.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+        elif isinstance(node, (ast.Attribute, ast.Subscript)) and not isinstance(node.ctx, ast.Load):
+            root = node.value
+            while isinstance(root, (ast.Attribute, ast.Subscript)):
+                root = root.value
+            if isinstance(root, ast.Name):
+                bound.add(root.id)
+    return bound, read
 
 
 def visible_verdict(lab, activity, answer, options):
