@@ -224,28 +224,37 @@ def outcomes_by_seed(lab_name, notebook, seeds, options, activities=None):
         return _outcomes_by_seed(grading_for(lab_name), notebook, seeds, options, activities)
 
 
-def _outcomes_by_seed(grading, notebook, seeds, options, activities=None):
+def _outcomes_by_seed(grading, notebook, seeds, options, activities=None, halt=False):
     sessions = Sessions(grading.lab, program(grading.lab, notebook), options,
                         Clock(options.limits.submission_seconds), grading)
     try:
-        return {activity: [judge_activity(sessions.of(activity), grading.probes,
-                                          grading_for(grading.lab.name, seed).cases[activity]) for seed in seeds]
-                for activity in activities or grading.lab.activities}
+        found = {}
+        for activity in activities or grading.lab.activities:
+            found[activity] = []
+            for seed in seeds:
+                if halt and found[activity] and found[activity][-1].stopped:
+                    found[activity].append(found[activity][-1])
+                    continue
+                found[activity].append(judge_activity(sessions.of(activity), grading.probes,
+                                                      grading_for(grading.lab.name, seed).cases[activity]))
+        return found
     finally:
         sessions.close()
 
 
-def fingerprints_by_seed(lab_name, mistakes, seeds, options, jobs):
+def fingerprints_by_seed(lab_name, mistakes, seeds, options, jobs, halt=False):
     """[[the Outcome of its activity for each of `seeds`] for each of `mistakes`]: each wrong
     answer's activity judged as grading judges it, on the reference engine for the rest, every
     seed in turn in one worker (an Outcome's `fingerprint` holds its tokens, `sketches` what the
-    answer replied)."""
+    answer replied). `halt`: once an answer's engine stops (it hangs or dies), its later seeds
+    are not asked, as grading does not replay it, and repeat that Outcome: each would cost
+    another time limit."""
     grading = grading_for(lab_name)
     solved = solved_notebook(grading.lab, student_notebook(grading.lab))
 
     def prints(mistake):
         notebook = mistaken(grading.lab, solved, mistake)[1]
-        return _outcomes_by_seed(grading, notebook, seeds, options, [mistake.activity])[mistake.activity]
+        return _outcomes_by_seed(grading, notebook, seeds, options, [mistake.activity], halt)[mistake.activity]
 
     with warm(options) as options, ThreadPoolExecutor(max_workers=jobs) as threads:
         return list(threads.map(prints, mistakes))

@@ -121,7 +121,7 @@ def measure(lab_name, answers, seed, options, jobs):
     if stored(lab_name) is None:
         raise RuntimeError(f"{lab_name}'s fingerprints are missing or out of date; rebuild them with "
                            + REBUILD.format(lab=lab_name))
-    runs = fingerprints_by_seed(lab_name, [m for m, _ in answers], (seed, REPLAY_SEED), options, jobs)
+    runs = fingerprints_by_seed(lab_name, [m for m, _ in answers], (seed, REPLAY_SEED), options, jobs, halt=True)
     known = {activity: known_for(grading, activity) for activity in grading.lab.activities}
     replayed = {activity: replayed_for(grading, activity) for activity in grading.lab.activities}
     measured = []
