@@ -87,6 +87,26 @@ class ControlGroup:
         except (OSError, KeyError, ValueError):
             return None
 
+    def active_seconds(self):
+        """{thread id: seconds it has run or waited to run} for every thread in the group, from the
+        kernel's /proc/<tid>/schedstat (time on a CPU, time runnable on a run queue). A thread
+        that is neither sleeps: what the wall-clock backstop is for (sandbox.WALL_FACTOR). {}
+        where the group's threads cannot be listed."""
+        found = {}
+        for folder in self.dirs[:1]:
+            listing = folder / ("cgroup.threads" if (folder / "cgroup.threads").exists() else "tasks")
+            try:
+                threads = listing.read_text().split()
+            except OSError:
+                return found
+            for tid in threads:
+                try:
+                    running, waiting = Path(f"/proc/{tid}/schedstat").read_text().split()[:2]
+                    found[tid] = (int(running) + int(waiting)) / 1e9
+                except (OSError, ValueError):
+                    continue  # ended meanwhile
+        return found
+
     @staticmethod
     def _write(path, value):
         path.write_text(f"{value}\n")

@@ -63,7 +63,10 @@ MAX_ANSWER = 1 << 16  # a line from a zygote: a PID or an error message
 LINE_VALUES = 400_000
 REMOVAL_SECONDS = 300
 # Time limits count the CPU time of the submission's processes, so that a busy machine does not
-# cost a student points; code that waits instead of computing meets this wall-clock backstop.
+# cost a student points; code that waits instead of computing meets this wall-clock backstop. The
+# backstop counts only the time in which no thread of the submission ran or waited to run: a
+# submission that computes on a starved machine meets its CPU limit, however long that takes, and
+# is told the same thing as on an idle one.
 WALL_FACTOR = 5
 POLL_SECONDS = 0.2
 # Needed by some OpenBLAS builds to compute correctly on this hardware (see the env notes).
@@ -781,25 +784,29 @@ class Worker:
 
     def _clock(self):
         """(CPU seconds of the worker's processes and of the grader's parsing of its lines, or None
-        where they are not counted, wall seconds)."""
-        return self.group.cpu_seconds() + self.parsing if self.group is not None else None, time.monotonic()
+        where they are not counted, wall seconds, {thread: seconds run or runnable} or {})."""
+        if self.group is None:
+            return None, time.monotonic(), {}
+        return self.group.cpu_seconds() + self.parsing, time.monotonic(), self.group.active_seconds()
 
     def used(self):
         """Seconds of the submission's time used since the worker was ready: CPU time where it is
         counted, else wall-clock time."""
         if self._start is None:
             return 0.0
-        (cpu0, wall0), (cpu, wall) = self._start, self._clock()
+        (cpu0, wall0, _), (cpu, wall, _) = self._start, self._clock()
         return cpu - cpu0 if cpu is not None and cpu0 is not None else wall - wall0
 
     def _over(self, since, timeout):
         """Why a request that started at `since` has run out of its `timeout`, or None."""
-        (cpu0, wall0), (cpu, wall) = since, self._clock()
+        (cpu0, wall0, active0), (cpu, wall, active) = since, self._clock()
         if cpu is None or cpu0 is None:
             return f"did not finish within the time limit of {timeout:.3g} s" if wall - wall0 > timeout else None
         if cpu - cpu0 > timeout:
             return f"did not finish within the time limit of {timeout:.3g} s of CPU time"
-        if wall - wall0 > WALL_FACTOR * timeout:
+        # The busiest thread's time running or runnable is time the submission did not wait.
+        busy = max((seconds - active0.get(thread, 0.0) for thread, seconds in active.items()), default=0.0)
+        if wall - wall0 - busy > WALL_FACTOR * timeout:
             return (f"did not finish within the time limit ({WALL_FACTOR * timeout:.3g} s of waiting; "
                     f"it used {cpu - cpu0:.3g} s of CPU time)")
         return None
