@@ -181,3 +181,32 @@ def test_matplotlib_in_a_worker_takes_the_grader_s_list_of_fonts(tmp_path, monke
             pool.close()
         font_lists.cache_clear()
     assert "Marked by the grader" in decode(reply["value"]), reply
+
+
+# A process that starts a worker before matplotlib has listed the machine's fonts (a fresh
+# machine), and finds a list afterwards: its copy of the grader's files holds none.
+FONTS_LISTED_LATER = '''
+import shutil, sys, tempfile
+from pathlib import Path
+from autograder.isolation.sandbox import WITHOUT_PYTORCH, Limits, Worker, font_lists
+listed, folder = Path(sys.argv[1]), Path(sys.argv[2])
+for found in ("before", "after"):
+    worker = Worker(Path(tempfile.mkdtemp(dir=folder)), Limits(), True, None, WITHOUT_PYTORCH)
+    worker.close()
+    print(found, len(font_lists()))
+    shutil.copyfile(listed, folder / "matplotlib" / listed.name)
+    font_lists.cache_clear()
+'''
+
+
+def test_a_font_list_that_appears_after_the_first_worker_does_not_stop_the_next(tmp_path):
+    """Every cold start from a process whose copy was made before the list was written failed with
+    'the Python process running the submission exited with status 1' (bubblewrap could not mount it)."""
+    made = tmp_path / "made"
+    subprocess.run([sys.executable, "-c", "import matplotlib.font_manager"], check=True, capture_output=True,
+                   env={**os.environ, "MPLCONFIGDIR": str(made)}, timeout=300)
+    (listed,) = made.glob("fontlist-v*.json")
+    (tmp_path / "matplotlib").mkdir()
+    ran = subprocess.run([sys.executable, "-c", FONTS_LISTED_LATER, str(listed), str(tmp_path)], capture_output=True,
+                         text=True, env={**os.environ, "MPLCONFIGDIR": str(tmp_path / "matplotlib")}, timeout=300)
+    assert ran.returncode == 0 and ran.stdout.split() == ["before", "0", "after", "1"], ran.stdout + ran.stderr[-2000:]

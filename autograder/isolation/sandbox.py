@@ -401,6 +401,13 @@ class Files:
         """The source of the grader's file `path` (worker.py, a font list...)."""
         return str(path) if self.copy is None else str(self.copy.grader / Path(path).name)
 
+    def font_lists(self):
+        """The font lists a sandbox is given: those the copy took when it was made, or the machine's.
+        The machine's may appear later (a fresh machine's first matplotlib import writes them); a
+        copy made before then holds none, and bubblewrap refuses to mount a file that is missing."""
+        found = font_lists() if self.copy is None else sorted(self.copy.grader.glob("fontlist-v*.json"))
+        return tuple(path for path in found if Path(path).is_file())
+
     def proc_covers(self):
         return proc_covers() if self.copy is None else self.copy.grader / "proc"
 
@@ -420,9 +427,10 @@ def bwrap_command(folder, python_args, hidden=(), disk_bytes=Limits.disk_bytes, 
     # The private /tmp comes first: later mounts may lie below it (a checkout in /tmp).
     mounts = ["--proc", "/proc", *proc_mounts(files.proc_covers()), "--dev", "/dev", "--size", str(disk_bytes),
               "--tmpfs", "/tmp"]
-    if font_lists():  # matplotlib's folder (MPLCONFIGDIR), which it needs to be able to write to
+    fonts = files.font_lists()
+    if fonts:  # matplotlib's folder (MPLCONFIGDIR), which it needs to be able to write to
         mounts += ["--perms", "0777", "--dir", MATPLOTLIB_FOLDER]
-        for found in font_lists():
+        for found in fonts:
             mounts += ["--ro-bind", files.grader(found), f"{MATPLOTLIB_FOLDER}/{found.name}"]
     for path in mounted_folders():
         if Path(files.system(path)).exists():
