@@ -9,6 +9,7 @@ import secrets
 import shutil
 import subprocess
 import sys
+import time
 import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,6 +26,7 @@ ARTIFACTS = ROOT / "test-artifacts" / "jupyterlab"
 CHROMIUM_CANDIDATES = ("/usr/lib/chromium/chromium", "chromium", "chromium-browser")
 HANG_MS = 600_000
 SHOW_MS = 60_000  # drawing a cell that is already in the page
+MOVE_SECONDS = 10  # the status bar following one arrow key; a press still unseen by then is pressed again
 RUN_ALL_MS = 1_800_000  # a whole solved notebook on a busy machine; only a hang should reach it
 # JupyterLab asks on first start whether to fetch Jupyter's news (a popup over the notebook,
 # and a request to a website); students answer once, the tests answer here.
@@ -177,10 +179,16 @@ class NotebookTab:
         lays out only the cells near the screen, and brings the selected one in), then scroll its
         top to the top of the window, or with `outputs`, the end of its outputs to the bottom."""
         self.page.keyboard.press("Escape")
-        for _ in range(self.cell_count):
-            if self.active() == index:
+        # Each press waits for the status bar to leave the cell it was read on: read too soon, it
+        # still named that cell, the next press overshot, and the presses ran out on a busy machine.
+        for _ in range(2 * self.cell_count):
+            now = self.active()
+            if now == index:
                 break
-            self.page.keyboard.press("ArrowDown" if self.active() < index else "ArrowUp")
+            self.page.keyboard.press("ArrowDown" if now < index else "ArrowUp")
+            moved_by = time.monotonic() + MOVE_SECONDS
+            while self.active() == now and time.monotonic() < moved_by:  # else the press was lost: press again
+                self.page.wait_for_timeout(50)
         assert self.active() == index, f"the arrow keys did not reach cell {index} of {self.path}"
         cell = self.cell(index)
         target = cell.locator(".jp-OutputArea").first if outputs else cell
