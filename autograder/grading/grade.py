@@ -395,11 +395,13 @@ def sketched(case, reply):
         return ["unreadable"]
 
 
-def judge_activity(session, probes, cases, quiet=False):
+def judge_activity(session, probes, cases, quiet=False, sketch=False):
     """The Outcome of one activity's hidden cases. Every case is run, so the feedback can say
     how many failed; a case that stops the worker ends the activity. `quiet` keeps the
     submission's own words out of the messages, and stops at the first failure: a re-grade
-    needs only whether the activity passes, and which check failed first."""
+    needs only whether the activity passes, and which check failed first. `sketch` keeps each
+    reply's sketch in the Outcome, for building fingerprints; a grading's diagnosis sketches only
+    the replay (replay_activity), and sketching every reply cost a fifth of the grader's CPU."""
     failures, stopped, needed = [], None, False  # failures: (the check's number, what went wrong)
     tokens, sketches = [], []
     for number, case in enumerate(cases, start=1):
@@ -414,7 +416,8 @@ def judge_activity(session, probes, cases, quiet=False):
             sketches.append(answer_sketch.STOPPED)
             stopped = number
             break
-        sketches.append(sketched(case, reply))
+        if sketch:
+            sketches.append(sketched(case, reply))
         if "error" in reply:
             failures.append((number, f"{case.title}: raised {quoted_error(reply, request['source'], quiet)}"))
             tokens.append(raised(quoted(reply.get("error", "?"), 80)))
@@ -430,7 +433,7 @@ def judge_activity(session, probes, cases, quiet=False):
             failures.append((number, problem))
     total = len(cases)
     fingerprint = tuple(tokens) + (NOT_RUN,) * (total - len(tokens))
-    sketches = tuple(sketches) + (answer_sketch.NOT_RUN,) * (total - len(sketches))
+    sketches = tuple(sketches) + (answer_sketch.NOT_RUN,) * (total - len(sketches)) if sketch else ()
     if not failures:
         return Outcome(True, f"passed all {plural(total, 'hidden check')}", fingerprint=fingerprint,
                        sketches=sketches)

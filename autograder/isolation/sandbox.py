@@ -790,12 +790,14 @@ class Worker:
             raise GraderError(f"the grader could not start a worker: {failure}") from None
         self._start = self._clock()
 
-    def _clock(self):
+    def _clock(self, active=False):
         """(CPU seconds of the worker's processes and of the grader's parsing of its lines, or None
-        where they are not counted, wall seconds, {thread: seconds run or runnable} or {})."""
+        where they are not counted, wall seconds, and with `active` {thread: seconds run or
+        runnable}, else {}: that reads a file per thread, so only a request's start asks for it)."""
         if self.group is None:
             return None, time.monotonic(), {}
-        return self.group.cpu_seconds() + self.parsing, time.monotonic(), self.group.active_seconds()
+        return (self.group.cpu_seconds() + self.parsing, time.monotonic(),
+                self.group.active_seconds() if active else {})
 
     def used(self):
         """Seconds of the submission's time used since the worker was ready: CPU time where it is
@@ -807,17 +809,21 @@ class Worker:
 
     def _over(self, since, timeout):
         """Why a request that started at `since` has run out of its `timeout`, or None."""
-        (cpu0, wall0, active0), (cpu, wall, active) = since, self._clock()
+        (cpu0, wall0, active0), (cpu, wall, _) = since, self._clock()
         if cpu is None or cpu0 is None:
             return f"did not finish within the time limit of {timeout:.3g} s" if wall - wall0 > timeout else None
         if cpu - cpu0 > timeout:
             return f"did not finish within the time limit of {timeout:.3g} s of CPU time"
+        if wall - wall0 <= WALL_FACTOR * timeout:
+            return None
         # The busiest thread's time running or runnable is time the submission did not wait.
+        active = self.group.active_seconds()
         busy = max((seconds - active0.get(thread, 0.0) for thread, seconds in active.items()), default=0.0)
         if wall - wall0 - busy > WALL_FACTOR * timeout:
             return (f"did not finish within the time limit ({WALL_FACTOR * timeout:.3g} s of waiting; "
                     f"it used {cpu - cpu0:.3g} s of CPU time)")
         return None
+
     def _apply_limits(self):
         if self.group is not None:
             self.group.join()
@@ -845,7 +851,7 @@ class Worker:
         that is read meanwhile, kept or skipped, takes at most `budget` bytes (None: no bound)."""
         # A fresh random tag per request: a reply the submission forges blindly never matches.
         self._seq = secrets.token_hex(8) if request is not None else "0"
-        since = self._clock()
+        since = self._clock(active=True)
         if request is not None:
             try:
                 data = (json.dumps({**request, "seq": self._seq}) + "\n").encode()

@@ -236,7 +236,7 @@ def _outcomes_by_seed(grading, notebook, seeds, options, activities=None, halt=F
                     found[activity].append(found[activity][-1])
                     continue
                 found[activity].append(judge_activity(sessions.of(activity), grading.probes,
-                                                      grading_for(grading.lab.name, seed).cases[activity]))
+                                                      grading_for(grading.lab.name, seed).cases[activity], sketch=True))
         return found
     finally:
         sessions.close()

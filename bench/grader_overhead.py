@@ -1,0 +1,99 @@
+"""What the grader's own bookkeeping costs per submission: each lab's first catalogued mistake of
+every activity (a failing answer: judged, then replayed for its diagnosis) graded as committed and
+as before two cuts, alternately in one process with a warm pool:
+- every reply was sketched for diagnosis, though only the replay's sketches are compared;
+- every reading of a worker's clock read each of its threads' /proc/<tid>/schedstat, though only
+  the wall-clock backstop needs them, and only when it is near.
+
+    python -m bench.grader_overhead [--rounds 3] [--lab LAB ...]     (from the repository root)
+
+Prints, per lab, the median wall seconds and CPU seconds (this process's, which the two cuts
+touch, and the submission's workers') of grading the sample, and the ratios committed / before.
+"""
+import statistics
+import tempfile
+import time
+from contextlib import contextmanager
+from functools import partial
+from pathlib import Path
+
+import nbformat
+
+import autograder.grading.grade as grade_module
+from autograder.grading.grade import Options, grade
+from autograder.isolation.sandbox import Pool, Worker
+from autograder.isolation.warm import lab_imports
+from autograder.labs import grading_for
+from autograder.labs.notebooks import solved_notebook, student_notebook
+from autograder.measuring.catalogue import mistaken
+from bench.alternating import arguments
+from course.labs import find_labs
+
+
+@contextmanager
+def as_before():
+    judge, clock = grade_module.judge_activity, Worker._clock
+    grade_module.judge_activity = partial(judge, sketch=True)
+    Worker._clock = lambda self, active=False: clock(self, True)
+    try:
+        yield
+    finally:
+        grade_module.judge_activity, Worker._clock = judge, clock
+
+
+@contextmanager
+def as_committed():
+    yield
+
+
+def sample(lab, folder):
+    """The notebooks of the lab's first catalogued mistake of each activity, written in `folder`."""
+    solved = solved_notebook(lab, student_notebook(lab))
+    firsts = {}
+    for mistake in grading_for(lab.name).mistakes:
+        firsts.setdefault(mistake.activity, mistake)
+    paths = []
+    for number, mistake in enumerate(firsts.values()):
+        paths.append(Path(folder) / f"{lab.name}-{number:02d}.ipynb")
+        nbformat.write(mistaken(lab, solved, mistake)[1], paths[-1])
+    return paths
+
+
+def main():
+    args = arguments(__doc__)
+    variants = {"committed": as_committed, "before": as_before}
+    pool = Pool.launch(lab_imports)
+    try:
+        with tempfile.TemporaryDirectory() as scratch:
+            for lab in [lab for lab in find_labs() if not args.lab or lab.name in args.lab]:
+                paths = sample(lab, scratch)
+                walls, own, workers = ({name: [] for name in variants} for _ in range(3))
+                scores = {}
+                for round_number in range(args.rounds + 1):  # round 0 warms caches and zygotes
+                    for name, variant in variants.items():
+                        with variant():
+                            started, cpu, spent, got = time.perf_counter(), time.process_time(), 0.0, []
+                            for path in paths:
+                                result, _ = grade(path, Options(pool=pool))
+                                spent += result["extra_data"]["cpu_seconds"]
+                                got.append([t["score"] for t in result["tests"]])
+                            if round_number:
+                                walls[name].append(time.perf_counter() - started)
+                                own[name].append(time.process_time() - cpu)
+                                workers[name].append(spent)
+                        scores.setdefault(name, got)
+                assert scores["committed"] == scores["before"], "the two must grade alike"
+                median = {name: (statistics.median(walls[name]), statistics.median(own[name]),
+                                 statistics.median(workers[name])) for name in variants}
+                (wall, mine, theirs), (wall0, mine0, theirs0) = median["committed"], median["before"]
+                print(f"{lab.name}: {len(paths)} mistakes, median of {args.rounds} rounds")
+                print(f"  before:    {wall0:.2f} s wall, grader {mine0:.2f} s CPU, workers {theirs0:.2f} s CPU")
+                print(f"  committed: {wall:.2f} s wall, grader {mine:.2f} s CPU, workers {theirs:.2f} s CPU")
+                print(f"  ratios: wall {wall / wall0:.2f}, grader CPU {mine / mine0:.2f}, "
+                      f"grader + workers CPU {(mine + theirs) / (mine0 + theirs0):.2f}")
+    finally:
+        pool.close()
+
+
+if __name__ == "__main__":
+    main()
