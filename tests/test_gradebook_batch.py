@@ -4,7 +4,9 @@ records are committed in batches, each one transaction that another connection s
 at all; the class recorded in batches is the gradebook of a commit per record; and a batch whose
 commit fails is named, record by record, while its JSON results stand for the next run to record."""
 import math
+import os
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -255,6 +257,35 @@ def test_a_ctrl_c_that_ends_a_batchs_commit_loses_no_result_the_run_wrote(db_url
     assert caught_up(writer, dict(kept)) == []
     writer.close()
     assert held(db_url, lab_name) == {submission.student for submission, result in kept if recordable(result)}
+
+
+@pytest.mark.slow
+def test_a_ctrl_c_pressed_during_a_commit_lands_once_the_batch_is_in_the_gradebook(db_url, a_class, uninterrupted,
+                                                                                  tmp_path, monkeypatch):
+    """A real SIGINT that comes while the writer commits: the batch is committed whole, and the
+    KeyboardInterrupt comes after it (a transaction cut in its middle refused the run's own
+    catch-up in tests/test_resume.py)."""
+    lab_name, out = LABS[0].name, tmp_path / "out"
+    kept = class_records(uninterrupted, lab_name)
+    writer = writer_of(db_url, out, a_class)
+    writer.batch_seconds = HANG_SECONDS
+    for submission, result in kept:
+        record(writer, submission, result)
+    commit = staging_session().commit_batch
+
+    def pressed(session):
+        os.kill(os.getpid(), signal.SIGINT)
+        commit(session)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(staging_session(), "commit_batch", pressed)
+        with pytest.raises(KeyboardInterrupt):
+            writer.flush()
+    try:
+        assert held(db_url, lab_name) == {submission.student for submission, result in kept
+                                          if recordable(result)} != set()
+    finally:
+        writer.close()
 
 
 @pytest.mark.slow

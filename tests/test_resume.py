@@ -50,6 +50,7 @@ def test_an_interrupted_run_tables_what_it_finished_and_a_run_again_grades_only_
     said, status = stopped(a_class, out, 4, signal.SIGINT)
     assert status == 130, said
     assert "interrupted; every result written so far is kept" in said and "without a result yet" in said, said
+    assert "not recorded" not in said, said
     check_record(out, sqlite(out), tmp_path, only=set(records_in(out)))  # the tables: exactly what was written
     said, status = stopped(a_class, out, json_count(out) + 3, signal.SIGKILL)
     assert status == -signal.SIGKILL, said

@@ -16,6 +16,7 @@ from autograder.grading.secret import course_secret
 from autograder.isolation.sandbox import Limits, choose_sandbox
 from autograder.labs import course_labs, gradable_labs
 from autograder.records.gradebook import GradebookWriter, canvas_people
+from autograder.records.interrupts import held_interrupts
 from autograder.records.lateness import NO_TIMESTAMP, apply_late, lateness, read_course, refusal, untimed, untimed_notice
 from autograder.records.report import write_html, write_json
 from autograder.records.results_store import (REPORT, SIMILARITY, atomic_write, current_result, plan, provenance,
@@ -305,15 +306,16 @@ def grade_and_write(args, pool, client, out, gradebook, course, todo, secret, ru
         extra.update(student=submission.student, lab=submission.lab, path=str(submission.path))
         extra.update(provenance(result, digests[submission], secret))
         apply_late(result, lateness(course, submission))
-        write_html(out, result)
-        write_json(out, result)
-        run[submission] = result
-        try:
-            gradebook.record(submission.student, submission.lab, result, answers)
-        except NotRecorded as lost:
-            not_recorded(lost)
-        except Exception as error:  # the JSON is written; a later run records it (catch_up)
-            problems.append(f"not recorded in the gradebook: {submission}: {type(error).__name__}: {error}")
+        with held_interrupts():  # a Ctrl-C here lands once the result is written and recorded
+            write_html(out, result)
+            write_json(out, result)
+            run[submission] = result
+            try:
+                gradebook.record(submission.student, submission.lab, result, answers)
+            except NotRecorded as lost:
+                not_recorded(lost)
+            except Exception as error:  # the JSON is written; a later run records it (catch_up)
+                problems.append(f"not recorded in the gradebook: {submission}: {type(error).__name__}: {error}")
         writing["write"] += time.monotonic() - started
         progress.finish(submission, result, seconds)
 

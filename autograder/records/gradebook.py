@@ -19,7 +19,9 @@ several times a record, each commit waiting for the database to make it durable:
 `GradebookWriter.flush` commits what is staged, and the writer does so itself once `BATCH_RECORDS`
 records or `BATCH_SECONDS` seconds have gathered since its last commit, so that a long run keeps
 few records only in memory. A batch whose commit fails is lost to the gradebook alone: each of
-its results has its JSON, which `catch_up` records on the next run.
+its results has its JSON, which `catch_up` records on the next run. A Ctrl-C that comes while
+the writer records or commits lands once it is done (`records.interrupts`): a transaction cut in
+its middle would leave a connection that refuses the records of the run's own catch-up.
 """
 import ast
 import copy
@@ -34,6 +36,7 @@ import nbformat
 
 from autograder.grading.submission import SubmissionError, answers, load, read_regular
 from autograder.labs import course_labs
+from autograder.records.interrupts import held_interrupts
 from autograder.records.results_store import atomic_write
 from course.labs import ROOT
 from course.syntax import parse
@@ -251,6 +254,7 @@ class GradebookWriter:
             self._open, self._committed = gradebook, time.monotonic()
         return self._open
 
+    @held_interrupts()
     def record(self, student, lab_name, result, answers):
         """Stage `result` as `student`'s record of `lab_name`; `answers` maps answer-cell ids to the
         student's code. Recording again updates the same rows: nbgrader keeps one submission per
@@ -287,6 +291,7 @@ class GradebookWriter:
             complete(gradebook, submission)
             fill_in(gradebook, student, lab_name, values, penalty)
 
+    @held_interrupts()
     def flush(self):
         """Commit the staged records, in one transaction. When that fails they are not in the
         gradebook (their JSON results are, for `catch_up`): NotRecorded names them."""
@@ -340,6 +345,7 @@ class GradebookWriter:
         self.flush()  # ends the read transaction (nothing is staged: catch_up reads before it records)
         return found
 
+    @held_interrupts()
     def catch_up(self, kept):
         """Make the gradebook hold the current results of earlier runs as they are (a run killed
         before its last batch was committed leaves results that are not, as do a batch whose
@@ -369,6 +375,7 @@ class GradebookWriter:
         self.flush()
         return len(missing)
 
+    @held_interrupts()
     def close(self):
         """Commit what is staged (`flush`, which may raise NotRecorded) and close the connection,
         once `prepare`'s set-up has ended: a run stopped before its first record would otherwise
