@@ -448,24 +448,53 @@ def graph_spec(rng, stages, leaves, long_first):
 
 def torch_graph(spec, prior):
     """(every node's value, every node's .grad after backward from the last node) by PyTorch;
-    leaves add their gradient to `prior`, and the root's .grad gets the seed, 1."""
-    nodes = []
+    leaves add their gradient to `prior`, and the root's .grad gets the seed, 1.
+    A node 1.0 * p or -1.0 * p whose parent feeds nothing else is exactly +-p, and p's adjoint is
+    exactly +-its own: such a node gets a tensor only where a node reads it that is not one
+    (`passing`), and its adjoint is its child's times the child's sign, so the 1,500-node chain is
+    one tensor to PyTorch (built node by node it cost most of a submission's cases)."""
+    uses = [0] * len(spec)
     for op, *operands in spec:
+        for parent in operands[0] if op != "leaf" else ():
+            uses[parent] += 1
+    passing = {}  # node: (the node whose tensor it is a sign of, that sign, its one parent)
+    tensors = {}
+
+    def tensor(i):
+        if i not in tensors:
+            start, sign, _ = passing[i]
+            tensors[i] = sign * tensor(start)
+        return tensors[i]
+
+    for i, (op, *operands) in enumerate(spec):
         if op == "leaf":
-            nodes.append(t64(operands[0]))
+            tensors[i] = t64(operands[0])
             continue
-        parents = [nodes[i] for i in operands[0]]
+        parents = operands[0]
+        if op == "weighted" and len(parents) == 1 and abs(operands[1][0]) == 1.0 and uses[parents[0]] == 1 \
+                and i < len(spec) - 1:
+            start, sign, _ = passing.get(parents[0], (parents[0], 1.0, None))
+            passing[i] = (start, sign * operands[1][0], parents[0])
+            continue
         if op == "weighted":
-            terms = [w * p for w, p in zip(operands[1], parents)]
-            node = terms[0] if len(terms) == 1 else torch.stack(terms).sum()
+            terms = [w * tensor(p) for w, p in zip(operands[1], parents)]
+            tensors[i] = terms[0] if len(terms) == 1 else torch.stack(terms).sum()
         elif op == "product":
-            node = parents[0] * parents[1]
+            tensors[i] = tensor(parents[0]) * tensor(parents[1])
         else:
-            node = parents[0] ** 2
-        nodes.append(node)
-    grads = torch.autograd.grad(nodes[-1], nodes[:-1]) if len(nodes) > 1 else ()
-    grads = [g.item() + (prior if op == "leaf" else 0.0) for g, (op, *_) in zip(grads, spec)]
-    return [n.item() for n in nodes], grads + [1.0 + (prior if spec[-1][0] == "leaf" else 0.0)]
+            tensors[i] = tensor(parents[0]) ** 2
+    last = len(spec) - 1
+    inputs = sorted(i for i in tensors if i != last)
+    adjoint = dict(zip(inputs, torch.autograd.grad(tensors[last], [tensors[i] for i in inputs]) if inputs else ()))
+    adjoint = {i: g.item() for i, g in adjoint.items()}
+    child = {parent: i for i, (_, _, parent) in passing.items()}
+    for i in reversed(range(last)):
+        if i not in adjoint:  # a passing node read only by the passing node after it
+            adjoint[i] = spec[child[i]][2][0] * adjoint[child[i]]
+    grads = [adjoint[i] + (prior if spec[i][0] == "leaf" else 0.0) for i in range(last)]
+    values = [tensor(i).item() if i in tensors else passing[i][1] * tensors[passing[i][0]].item()
+              for i in range(len(spec))]
+    return values, grads + [1.0 + (prior if spec[-1][0] == "leaf" else 0.0)]
 
 
 def torch_held(spec, held, repeat):
