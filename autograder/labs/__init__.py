@@ -61,6 +61,7 @@ activities, and exactly the others carry the sentence ``policy.NUMPY_ONLY`` in t
 ``lab_not_gradable`` with the reason, and the test suite fails naming the lab and the part.
 """
 import ast
+import gc
 import importlib
 import sys
 from dataclasses import dataclass
@@ -248,6 +249,10 @@ def _checked(lab_name, seed):
         if problems:
             raise LabNotGradable(lab_name, problems)
         _checks[lab_name] = seed, grading
+        # The lab's modules, PyTorch's and the checked cases live as long as the process: kept out
+        # of the cycle collector's later passes, each of which walked them all again (drawing
+        # a seed's cases makes tens of thousands of lists, and took half again as long).
+        gc.freeze()
     return _checks[lab_name]
 
 
