@@ -59,38 +59,47 @@ def sample(lab, folder):
     return paths
 
 
+def compare(lab, paths, variants, rounds, pool, before_each=lambda: None):
+    """Grade `paths` under each of `variants` ({name: context manager}, the new first, the old
+    second) alternately, `rounds` times after a round that warms caches and zygotes; print the
+    medians of wall time, this process's CPU and the workers', and the ratios new / old.
+    `before_each` runs before each grading. Every variant must grade every sample alike."""
+    walls, own, workers = ({name: [] for name in variants} for _ in range(3))
+    scores = {}
+    for round_number in range(rounds + 1):
+        for name, variant in variants.items():
+            with variant():
+                started, cpu, spent, got = time.perf_counter(), time.process_time(), 0.0, []
+                for path in paths:
+                    before_each()
+                    result, _ = grade(path, Options(pool=pool))
+                    spent += result["extra_data"]["cpu_seconds"]
+                    got.append([t["score"] for t in result["tests"]])
+                if round_number:
+                    walls[name].append(time.perf_counter() - started)
+                    own[name].append(time.process_time() - cpu)
+                    workers[name].append(spent)
+            scores.setdefault(name, got)
+    (new, old) = variants
+    assert scores[new] == scores[old], "the two must grade alike"
+    median = {name: (statistics.median(walls[name]), statistics.median(own[name]),
+                     statistics.median(workers[name])) for name in variants}
+    (wall, mine, theirs), (wall0, mine0, theirs0) = median[new], median[old]
+    print(f"{lab.name}: {len(paths)} mistakes, median of {rounds} rounds")
+    for name, (w, m, t) in ((old, median[old]), (new, median[new])):
+        print(f"  {name + ':':<10} {w:.2f} s wall, grader {m:.2f} s CPU, workers {t:.2f} s CPU")
+    print(f"  ratios: wall {wall / wall0:.2f}, grader CPU {mine / mine0:.2f}, "
+          f"grader + workers CPU {(mine + theirs) / (mine0 + theirs0):.2f}")
+
+
 def main():
     args = arguments(__doc__)
-    variants = {"committed": as_committed, "before": as_before}
     pool = Pool.launch(lab_imports)
     try:
         with tempfile.TemporaryDirectory() as scratch:
             for lab in [lab for lab in find_labs() if not args.lab or lab.name in args.lab]:
-                paths = sample(lab, scratch)
-                walls, own, workers = ({name: [] for name in variants} for _ in range(3))
-                scores = {}
-                for round_number in range(args.rounds + 1):  # round 0 warms caches and zygotes
-                    for name, variant in variants.items():
-                        with variant():
-                            started, cpu, spent, got = time.perf_counter(), time.process_time(), 0.0, []
-                            for path in paths:
-                                result, _ = grade(path, Options(pool=pool))
-                                spent += result["extra_data"]["cpu_seconds"]
-                                got.append([t["score"] for t in result["tests"]])
-                            if round_number:
-                                walls[name].append(time.perf_counter() - started)
-                                own[name].append(time.process_time() - cpu)
-                                workers[name].append(spent)
-                        scores.setdefault(name, got)
-                assert scores["committed"] == scores["before"], "the two must grade alike"
-                median = {name: (statistics.median(walls[name]), statistics.median(own[name]),
-                                 statistics.median(workers[name])) for name in variants}
-                (wall, mine, theirs), (wall0, mine0, theirs0) = median["committed"], median["before"]
-                print(f"{lab.name}: {len(paths)} mistakes, median of {args.rounds} rounds")
-                print(f"  before:    {wall0:.2f} s wall, grader {mine0:.2f} s CPU, workers {theirs0:.2f} s CPU")
-                print(f"  committed: {wall:.2f} s wall, grader {mine:.2f} s CPU, workers {theirs:.2f} s CPU")
-                print(f"  ratios: wall {wall / wall0:.2f}, grader CPU {mine / mine0:.2f}, "
-                      f"grader + workers CPU {(mine + theirs) / (mine0 + theirs0):.2f}")
+                compare(lab, sample(lab, scratch), {"committed": as_committed, "before": as_before}, args.rounds,
+                        pool)
     finally:
         pool.close()
 

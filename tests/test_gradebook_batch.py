@@ -231,18 +231,25 @@ def test_a_batch_whose_commit_fails_is_named_and_the_next_runs_catch_up_records_
             assert {key: recorded[submission.student].get(key) for key in values} == values, submission
 
 
+def one_batch(db_url, a_class, uninterrupted, tmp_path):
+    """(lab name, [(submission, result)], writer): the class's records of its first lab staged in
+    one batch of a writer into the gradebook at `db_url`, not committed yet."""
+    lab_name = LABS[0].name
+    kept = class_records(uninterrupted, lab_name)
+    writer = writer_of(db_url, tmp_path / "out", a_class)
+    writer.batch_seconds = HANG_SECONDS
+    for submission, result in kept:
+        record(writer, submission, result)
+    return lab_name, kept, writer
+
+
 @pytest.mark.slow
 def test_a_ctrl_c_that_ends_a_batchs_commit_loses_no_result_the_run_wrote(db_url, a_class, uninterrupted, tmp_path,
                                                                           monkeypatch):
     """Ctrl-C can fall inside a batch's commit, whose transaction then ends with nothing written;
     the run's results are in their JSONs, and `grade` records them before it stops
     (commands.caught_up), not only in the next run."""
-    lab_name, out = LABS[0].name, tmp_path / "out"
-    kept = class_records(uninterrupted, lab_name)
-    writer = writer_of(db_url, out, a_class)
-    writer.batch_seconds = HANG_SECONDS
-    for submission, result in kept:
-        record(writer, submission, result)
+    lab_name, kept, writer = one_batch(db_url, a_class, uninterrupted, tmp_path)
 
     def interrupted(session):
         session.rollback()
@@ -265,12 +272,7 @@ def test_a_ctrl_c_pressed_during_a_commit_lands_once_the_batch_is_in_the_gradebo
     """A real SIGINT that comes while the writer commits: the batch is committed whole, and the
     KeyboardInterrupt comes after it (a transaction cut in its middle refused the run's own
     catch-up in tests/test_resume.py)."""
-    lab_name, out = LABS[0].name, tmp_path / "out"
-    kept = class_records(uninterrupted, lab_name)
-    writer = writer_of(db_url, out, a_class)
-    writer.batch_seconds = HANG_SECONDS
-    for submission, result in kept:
-        record(writer, submission, result)
+    lab_name, kept, writer = one_batch(db_url, a_class, uninterrupted, tmp_path)
     commit = staging_session().commit_batch
 
     def pressed(session):
