@@ -5,8 +5,10 @@ import functools
 import importlib
 import json
 import re
+import signal
 import subprocess
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import nbformat
@@ -118,3 +120,14 @@ def nbgrader_export(out, db_url, folder):
     assert run.returncode == 0, run.stderr
     with target.open(newline="") as handle:
         return sorted(csv.DictReader(handle), key=lambda row: (row["assignment"], row["student_id"]))
+
+
+@contextmanager
+def ctrl_c_raises():
+    """Ctrl-C's handler, inside, as in a terminal's foreground job (KeyboardInterrupt): a suite
+    started in the background (`make test &`, a CI runner) hands its processes SIGINT ignored."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -25,7 +25,8 @@ from autograder.records.gradebook import (GradebookWriter, NotRecorded, alembic_
 from autograder.records.lateness import read_course
 from autograder.records.report import write_json
 from autograder.records.results_store import notebook_digest
-from tests.helpers import LABS, ROOT, grade_command, lab_notebook, nbgrader_export, read, records_in
+from tests.helpers import (LABS, ROOT, ctrl_c_raises, grade_command, lab_notebook, nbgrader_export, read,
+                           records_in)
 from tests.services import HANG_SECONDS, json_count, postgres_database, postgres_server
 from tests.submissions import save_class, variants
 
@@ -279,7 +280,7 @@ def test_a_ctrl_c_pressed_during_a_commit_lands_once_the_batch_is_in_the_gradebo
         os.kill(os.getpid(), signal.SIGINT)
         commit(session)
 
-    with monkeypatch.context() as patched:
+    with ctrl_c_raises(), monkeypatch.context() as patched:
         patched.setattr(staging_session(), "commit_batch", pressed)
         with pytest.raises(KeyboardInterrupt):
             writer.flush()

@@ -6,6 +6,13 @@ import signal
 import pytest
 
 from autograder.records.interrupts import held_interrupts
+from tests.helpers import ctrl_c_raises
+
+
+@pytest.fixture(autouse=True)
+def as_in_a_terminal():
+    with ctrl_c_raises():
+        yield
 
 
 def press():
