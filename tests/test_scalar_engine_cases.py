@@ -93,7 +93,7 @@ EDGE_GRAPHS = [
 ]
 
 
-@pytest.mark.parametrize("seed", [0, 1, 7, 2405875930906139466])
+@pytest.mark.parametrize("seed", [0, 2405875930906139466])
 def test_the_chains_shortcut_gives_pytorchs_values_and_gradients_to_the_last_bit(seed):
     graphs = drawn_graphs(seed) + EDGE_GRAPHS + [(spec, 0.0) for spec in EXTRA_GRAPHS.values()]
     assert any(len(spec) > 1500 for spec, _ in graphs)
