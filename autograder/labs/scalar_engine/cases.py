@@ -457,12 +457,12 @@ def torch_graph(spec, prior):
     for op, *operands in spec:
         for parent in operands[0] if op != "leaf" else ():
             uses[parent] += 1
-    passing = {}  # node: (the node whose tensor it is a sign of, that sign, its one parent)
+    passing = {}  # node: (the node whose tensor it is a sign of, that sign)
     tensors = {}
 
     def tensor(i):
         if i not in tensors:
-            start, sign, _ = passing[i]
+            start, sign = passing[i]
             tensors[i] = sign * tensor(start)
         return tensors[i]
 
@@ -473,8 +473,8 @@ def torch_graph(spec, prior):
         parents = operands[0]
         if op == "weighted" and len(parents) == 1 and abs(operands[1][0]) == 1.0 and uses[parents[0]] == 1 \
                 and i < len(spec) - 1:
-            start, sign, _ = passing.get(parents[0], (parents[0], 1.0, None))
-            passing[i] = (start, sign * operands[1][0], parents[0])
+            start, sign = passing.get(parents[0], (parents[0], 1.0))
+            passing[i] = (start, sign * operands[1][0])
             continue
         if op == "weighted":
             terms = [w * tensor(p) for w, p in zip(operands[1], parents)]
@@ -487,12 +487,12 @@ def torch_graph(spec, prior):
     inputs = sorted(i for i in tensors if i != last)
     adjoint = dict(zip(inputs, torch.autograd.grad(tensors[last], [tensors[i] for i in inputs]) if inputs else ()))
     adjoint = {i: g.item() for i, g in adjoint.items()}
-    child = {parent: i for i, (_, _, parent) in passing.items()}
+    child = {spec[i][1][0]: i for i in passing}
     for i in reversed(range(last)):
         if i not in adjoint:  # a passing node read only by the passing node after it
             adjoint[i] = spec[child[i]][2][0] * adjoint[child[i]]
     grads = [adjoint[i] + (prior if spec[i][0] == "leaf" else 0.0) for i in range(last)]
-    values = [tensor(i).item() if i in tensors else passing[i][1] * tensors[passing[i][0]].item()
+    values = [tensors[i].item() if i in tensors else passing[i][1] * tensors[passing[i][0]].item()
               for i in range(len(spec))]
     return values, grads + [1.0 + (prior if spec[-1][0] == "leaf" else 0.0)]
 
