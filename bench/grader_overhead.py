@@ -3,7 +3,8 @@ every activity (a failing answer: judged, then replayed for its diagnosis) grade
 as before two cuts, alternately in one process with a warm pool:
 - every reply was sketched for diagnosis, though only the replay's sketches are compared;
 - every reading of a worker's clock read each of its threads' /proc/<tid>/schedstat, though only
-  the wall-clock backstop needs them, and only when it is near.
+  the wall-clock backstop needs them, and only for a request that has lasted a while
+  (bench/thread_counters_cost.py measures the last step of that cut alone).
 
     python -m bench.grader_overhead [--rounds 3] [--lab LAB ...]     (from the repository root)
 
@@ -30,11 +31,20 @@ from bench.alternating import arguments
 from course.labs import find_labs
 
 
+def reading_threads(clock):
+    """`clock` (Worker._clock) that also reads every thread's counters, as each reading once did."""
+    def reading(self):
+        if self.group is not None:
+            self.group.active_seconds()
+        return clock(self)
+    return reading
+
+
 @contextmanager
 def as_before():
     judge, clock = grade_module.judge_activity, Worker._clock
     grade_module.judge_activity = partial(judge, sketch=True)
-    Worker._clock = lambda self, active=False: clock(self, True)
+    Worker._clock = reading_threads(clock)
     try:
         yield
     finally:

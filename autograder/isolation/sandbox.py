@@ -69,6 +69,7 @@ REMOVAL_SECONDS = 300
 # is told the same thing as on an idle one.
 WALL_FACTOR = 5
 POLL_SECONDS = 0.2
+ACTIVE_AFTER = 1.0  # the wall seconds a request runs before its threads' counters are read (Worker._over)
 # Needed by some OpenBLAS builds to compute correctly on this hardware (see the env notes).
 PASSED_THROUGH = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 # The top-level packages of the torch distribution: what a worker graded without PyTorch lacks.
@@ -776,7 +777,7 @@ class Worker:
             stopper.workers.add(self)
         os.close(to_worker)
         os.close(from_worker)
-        self._lines, self._seq, self._start = Lines(MAX_REPLY), "0", None
+        self._lines, self._seq, self._start, self._threads_since = Lines(MAX_REPLY), "0", None, None
         # The grader's own CPU seconds spent parsing this worker's lines, counted as the
         # submission's (see _clock), and the bytes it read from it (see Clock.received).
         self.parsing, self.received = 0.0, 0
@@ -790,36 +791,43 @@ class Worker:
             raise GraderError(f"the grader could not start a worker: {failure}") from None
         self._start = self._clock()
 
-    def _clock(self, active=False):
+    def _clock(self):
         """(CPU seconds of the worker's processes and of the grader's parsing of its lines, or None
-        where they are not counted, wall seconds, and with `active` {thread: seconds run or
-        runnable}, else {}: that reads a file per thread, so only a request's start asks for it)."""
+        where they are not counted, and wall seconds)."""
         if self.group is None:
-            return None, time.monotonic(), {}
-        return (self.group.cpu_seconds() + self.parsing, time.monotonic(),
-                self.group.active_seconds() if active else {})
+            return None, time.monotonic()
+        return self.group.cpu_seconds() + self.parsing, time.monotonic()
 
     def used(self):
         """Seconds of the submission's time used since the worker was ready: CPU time where it is
         counted, else wall-clock time."""
         if self._start is None:
             return 0.0
-        (cpu0, wall0, _), (cpu, wall, _) = self._start, self._clock()
+        (cpu0, wall0), (cpu, wall) = self._start, self._clock()
         return cpu - cpu0 if cpu is not None and cpu0 is not None else wall - wall0
 
     def _over(self, since, timeout):
         """Why a request that started at `since` has run out of its `timeout`, or None."""
-        (cpu0, wall0, active0), (cpu, wall, _) = since, self._clock()
+        (cpu0, wall0), (cpu, wall) = since, self._clock()
         if cpu is None or cpu0 is None:
             return f"did not finish within the time limit of {timeout:.3g} s" if wall - wall0 > timeout else None
         if cpu - cpu0 > timeout:
             return f"did not finish within the time limit of {timeout:.3g} s of CPU time"
+        if self._threads_since is None:
+            # Reading every thread's counters costs a file each, and nearly every request ends
+            # within milliseconds: they are first read once a request has lasted a while. The
+            # waiting counted from then is at most what the whole request waited, so the backstop
+            # can only come later than it would have, by about ACTIVE_AFTER seconds.
+            if wall - wall0 > ACTIVE_AFTER:
+                self._threads_since = wall, self.group.active_seconds()
+            return None
         if wall - wall0 <= WALL_FACTOR * timeout:
             return None
         # The busiest thread's time running or runnable is time the submission did not wait.
-        active = self.group.active_seconds()
-        busy = max((seconds - active0.get(thread, 0.0) for thread, seconds in active.items()), default=0.0)
-        if wall - wall0 - busy > WALL_FACTOR * timeout:
+        wall1, active1 = self._threads_since
+        busy = max((seconds - active1.get(thread, 0.0) for thread, seconds in self.group.active_seconds().items()),
+                   default=0.0)
+        if wall - wall1 - busy > WALL_FACTOR * timeout:
             return (f"did not finish within the time limit ({WALL_FACTOR * timeout:.3g} s of waiting; "
                     f"it used {cpu - cpu0:.3g} s of CPU time)")
         return None
@@ -851,7 +859,7 @@ class Worker:
         that is read meanwhile, kept or skipped, takes at most `budget` bytes (None: no bound)."""
         # A fresh random tag per request: a reply the submission forges blindly never matches.
         self._seq = secrets.token_hex(8) if request is not None else "0"
-        since = self._clock(active=True)
+        since, self._threads_since = self._clock(), None
         if request is not None:
             try:
                 data = (json.dumps({**request, "seq": self._seq}) + "\n").encode()
