@@ -3,6 +3,7 @@ and its code in any layout (compared as syntax trees)."""
 import ast
 import builtins
 import copy
+import functools
 import re
 
 from course.cells import defined_functions
@@ -108,23 +109,38 @@ def top_level_names(sources):
     return frozenset(names)
 
 
+LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")  # a line and its end, as Python's parser counts lines
+
+
+def segment(lines, node):
+    """What ast.get_source_segment gives for `node`, from its source's `lines` (LINE's matches)
+    split once: ast splits the whole source again for every node it is asked about."""
+    first, last = node.lineno - 1, node.end_lineno - 1
+    if first == last:
+        return lines[first].encode()[node.col_offset:node.end_col_offset].decode()
+    return "".join([lines[first].encode()[node.col_offset:].decode(), *lines[first + 1:last],
+                    lines[last].encode()[:node.end_col_offset].decode()])
+
+
+@functools.lru_cache(maxsize=None)
 def code_shapes(source, kept):
-    """{canonical form: the code as written in `source`}: each statement of SMALLEST_STATEMENT
-    nodes or more with its names as they are, and each two statements that follow each other
-    with every name but those `kept` renamed (one renamed line is an idiom; two in a row of
-    SMALLEST_PAIR nodes are a copy)."""
-    shapes = {}
+    """((canonical form, the code as written in `source`), ...): each statement of
+    SMALLEST_STATEMENT nodes or more with its names as they are, and each two statements that
+    follow each other with every name but those `kept` renamed (one renamed line is an idiom; two
+    in a row of SMALLEST_PAIR nodes are a copy). Kept for each source: a build checks the same
+    cells for every notebook it makes of a lab."""
+    shapes, lines = {}, LINE.findall(source)
     for block in statements(source):
         for statement in block:
             form, size = canonical([statement])
-            if size >= SMALLEST_STATEMENT:
-                shapes.setdefault(form, ast.get_source_segment(source, statement))
+            if size >= SMALLEST_STATEMENT and form not in shapes:
+                shapes[form] = segment(lines, statement)
         for first, second in zip(block, block[1:]):
             local = {n.id for s in (first, second) for n in ast.walk(s) if isinstance(n, ast.Name)} - kept
             form, size = canonical([first, second], local)
-            if size >= SMALLEST_PAIR:
-                shapes.setdefault(form, "\n".join(ast.get_source_segment(source, s) for s in (first, second)))
-    return shapes
+            if size >= SMALLEST_PAIR and form not in shapes:
+                shapes[form] = "\n".join(segment(lines, s) for s in (first, second))
+    return tuple(shapes.items())
 
 
 def find_leaks(lab, notebook):
@@ -136,7 +152,7 @@ def find_leaks(lab, notebook):
             for line in telling_lines(cell):
                 secrets.setdefault(line, cell)
             if cell.cell_type == "code":
-                for form, written in code_shapes(cell.source, kept).items():
+                for form, written in code_shapes(cell.source, kept):
                     code.setdefault(form, (written, cell))
     solved_names = {name: activity.id for activity in lab.activities.values()
                     for name in activity.functions}
@@ -151,7 +167,7 @@ def find_leaks(lab, notebook):
             leaks.append(f"{where} contains instructor-only text: {MARKERS.search(cell.source).group(0)!r}")
         if cell.cell_type != "code":
             continue
-        for form, written in code_shapes(cell.source, kept).items():
+        for form, written in code_shapes(cell.source, kept):
             if form in code and not all(fold(line) in secrets for line in written.splitlines()):  # else named above
                 reference, origin = code[form]
                 leaks.append(f"{where} holds {fold(written)!r}, which is {fold(reference)!r} from {origin.label} "

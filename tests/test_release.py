@@ -296,3 +296,20 @@ def test_hidden_checks_stay_out_of_the_release(release_dir, lab):
             checked += 1
             assert line not in text, f"{path.name}: {line!r} is in the release"
     assert checked >= 10
+
+
+def test_a_leak_is_quoted_as_python_quotes_its_code(lab):
+    """The leak finder splits a source into lines once (leaks.segment); each statement it quotes
+    must read as ast.get_source_segment gives it: in every cell of the lab, and where lines end in
+    \\r\\n or \\r alone, hold a form feed, or hold characters of more than one byte before the code."""
+    sources = [cell.source for cell in lab.cells if cell.cell_type == "code"] + [
+        "x = 1\r\ny = [1,\r\n     2]\rz = 'é' ; w = x + y\n", "\fa = 1\nb = (a,\n  'ü€') ; c = 2", "ä = 1\n\n\nb = ä"]
+    quoted = 0
+    for source in sources:
+        lines = leaks.LINE.findall(source)
+        assert "".join(lines) == source
+        for block in leaks.statements(source):
+            for statement in block:
+                assert leaks.segment(lines, statement) == ast.get_source_segment(source, statement), source
+                quoted += 1
+    assert quoted > 20
