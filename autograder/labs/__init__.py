@@ -116,6 +116,12 @@ def _import(lab_name, part):
     return module
 
 
+def declared_depends(lab_name):
+    """The lab's DEPENDS as its cases.py declares it, read without checking the lab (as
+    catalogued_mistakes reads its mistakes)."""
+    return dict(_import(lab_name, "cases").DEPENDS)
+
+
 def catalogued_mistakes(lab_name):
     """The lab's MISTAKES as its mistakes.py defines them, read without checking the lab: the
     check computes a seed's hidden cases."""

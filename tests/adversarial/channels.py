@@ -53,10 +53,11 @@ def _reference_seen():
 
 
 def dependency_pair(lab):
-    """(a broken activity, an activity that depends on it), or None for a lab without DEPENDS."""
-    from autograder.labs import grading_for
+    """(a broken activity, an activity that depends on it), or None for a lab without DEPENDS.
+    Asked while the suite is collected: the lab's declaration is read, not its checked grading."""
+    from autograder.labs import declared_depends
 
-    for activity, needs in grading_for(lab.name).depends.items():
+    for activity, needs in declared_depends(lab.name).items():
         if needs:
             return needs[0], activity
     return None

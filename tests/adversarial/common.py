@@ -54,9 +54,9 @@ def reference(lab, activity):
 
 
 def first_mistake(lab, activity):
-    from autograder.labs import grading_for
+    from autograder.labs import catalogued_mistakes  # unchecked: some attacks ask while the suite is collected
 
-    return next(m for m in grading_for(lab.name).mistakes if m.activity == activity)
+    return next(m for m in catalogued_mistakes(lab.name) if m.activity == activity)
 
 
 def wrong_answer(lab, activity):

@@ -33,9 +33,9 @@ def touches_pytorch(lab, solved):
 
 
 def generic(lab):
-    from autograder.labs import grading_for
+    from autograder.labs.notebooks import uses_pytorch  # read as text: the suite asks while it is collected
 
-    graded_without = frozenset(lab.activities) - grading_for(lab.name).uses_pytorch
+    graded_without = frozenset(lab.activities) - uses_pytorch(lab)
     return [Attack("touches-pytorch", "every answer is the reference, with PyTorch imported when it runs",
                    zero=graded_without, build=lambda lab, s, b, c: touches_pytorch(lab, s))]
 
