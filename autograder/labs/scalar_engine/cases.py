@@ -723,6 +723,11 @@ def train_case(sizes, weights, X, targets, lr, steps, stale, title, drawn=()):
 
 
 def cases_3(rng):
+    return loss_cases(rng) + training_cases(rng)
+
+
+def loss_cases(rng):
+    """logistic_loss's cases, drawn first from a seed's `rng`."""
     cases = []
     for (examples_name, examples), (labels_name, labels), (scores_name, (low, high)) in \
             product(LOSS_EXAMPLES.items(), LOSS_LABELS.items(), LOSS_SCORES.items()):
@@ -752,6 +757,12 @@ def cases_3(rng):
         where = number(value) if abs(value) >= 1e-300 or value == 0 else repr(value)
         cases.append(loss_case(scores, [1.0, -1.0, 1.0, -1.0, -1.0], f"five examples, a score at {where}",
                                labels))
+    return cases
+
+
+def training_cases(rng):
+    """The training loop's cases, drawn from `rng` after the loss's."""
+    cases = []
     points, classes = two_moons(60, noise=0.1, seed=11)
     for (net_name, sizes), (batch_name, batch), (calls_name, steps), (stale_name, stale), (rate_name, lr) in \
             product(NETWORKS.items(), BATCHES.items(), CALLS.items(), STALE.items(), RATES.items()):
