@@ -102,16 +102,21 @@ def compare(lab, paths, variants, rounds, pool, before_each=lambda: None):
           f"grader + workers CPU {(mine + theirs) / (mine0 + theirs0):.2f}")
 
 
-def main():
-    args = arguments(__doc__)
+def compare_sampled(doc, variants):
+    """The bench's arguments read (`doc` its help), then `compare` of `variants` on the sample of
+    each lab asked for, in one warm pool."""
+    args = arguments(doc)
     pool = Pool.launch(lab_imports)
     try:
         with tempfile.TemporaryDirectory() as scratch:
             for lab in [lab for lab in find_labs() if not args.lab or lab.name in args.lab]:
-                compare(lab, sample(lab, scratch), {"committed": as_committed, "before": as_before}, args.rounds,
-                        pool)
+                compare(lab, sample(lab, scratch), variants, args.rounds, pool)
     finally:
         pool.close()
+
+
+def main():
+    compare_sampled(__doc__, {"committed": as_committed, "before": as_before})
 
 
 if __name__ == "__main__":

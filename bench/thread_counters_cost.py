@@ -8,14 +8,10 @@ request's start reading them, alternately in one process with a warm pool.
 Prints, per lab, the median wall seconds and CPU seconds (this process's, and the submission's
 workers') of grading the sample, and the ratios committed / at every request.
 """
-import tempfile
 from contextlib import contextmanager
 
-from autograder.isolation.sandbox import Pool, Worker
-from autograder.isolation.warm import lab_imports
-from bench.alternating import arguments
-from bench.grader_overhead import compare, sample
-from course.labs import find_labs
+from autograder.isolation.sandbox import Worker
+from bench.grader_overhead import compare_sampled
 
 
 @contextmanager
@@ -40,15 +36,7 @@ def at_every_request():
 
 
 def main():
-    args = arguments(__doc__)
-    pool = Pool.launch(lab_imports)
-    try:
-        with tempfile.TemporaryDirectory() as scratch:
-            for lab in [lab for lab in find_labs() if not args.lab or lab.name in args.lab]:
-                compare(lab, sample(lab, scratch), {"committed": committed, "at every request": at_every_request},
-                        args.rounds, pool)
-    finally:
-        pool.close()
+    compare_sampled(__doc__, {"committed": committed, "at every request": at_every_request})
 
 
 if __name__ == "__main__":
