@@ -1,6 +1,7 @@
 """The reference engine's line (autograder.isolation.worker.Link): reference code in one process works on
 the submission's objects in another. Reads of plain attributes come from the copy that travels
 with an object, so they must never be stale, and must never skip code the submission wrote."""
+import json
 import os
 import time
 
@@ -87,6 +88,20 @@ def test_a_read_that_fails_part_way_closes_the_line_and_the_other_side_stops_wai
             return
         time.sleep(0.05)
     pytest.fail("the reference side still waits on a line that lost its place")
+
+
+@pytest.mark.parametrize("cut", [1, 7, 64, 1 << 16])
+def test_every_message_is_read_whole_however_the_pipe_cuts_it(monkeypatch, cut):
+    """A line's end may come in any read: first, last or alone in it, with several messages in
+    one read and one message over many (a large array). What follows a message is kept for the
+    next one, and a stream that ends part way through a message gives None."""
+    messages = [{"a": 1}, {"b": "x" * 300_000}, {"c": [1, 2]}, {}, {"d": "\u00e9" * 5}]
+    stream = b"".join(json.dumps(m).encode() + b"\n" for m in messages) + b'{"cut": '
+    reads = [stream[i:i + cut] for i in range(0, len(stream), cut)] + [b""]
+    monkeypatch.setattr(worker, "_read", lambda fd, size: reads.pop(0))
+    channel = worker.Channel(0, 1)
+    assert [channel.receive() for _ in messages] == messages
+    assert channel.receive() is None
 
 
 def test_a_reply_to_no_request_waiting_closes_the_reference_side_of_the_line():

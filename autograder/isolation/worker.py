@@ -49,6 +49,7 @@ _ndarray, _generic, _float64 = numpy.ndarray, numpy.generic, numpy.float64
 _dumps, _loads, _b64encode, _b64decode = json.dumps, json.loads, base64.b64encode, base64.b64decode
 _write, _read, _close = os.write, os.read, os.close
 _isinstance, _type, _str, _dict, _exec, _compile, _len = isinstance, type, str, dict, exec, compile, len
+_bytearray = bytearray
 _function = type(lambda: None)
 _probe_code = {}  # source -> code: every case of a lab sends the same probes, compiled once here
 _asarray, _prod = numpy.asarray, math.prod
@@ -275,17 +276,23 @@ def run_each(shell, source, absence):
 
 class Channel:
     def __init__(self, fd_in, fd_out):
-        self.fd_in, self.fd_out, self.buffer, self.closed = fd_in, fd_out, b"", False
+        self.fd_in, self.fd_out, self.buffer, self.closed = fd_in, fd_out, _bytearray(), False
 
     def receive(self):
         if self.closed:
             return None
-        while b"\n" not in self.buffer:
+        # A message of megabytes comes in many reads of a pipe's 64 KiB: each byte is searched
+        # for the line's end once, and the buffer grows in place (a bytes buffer copied itself
+        # whole at every read: seconds of CPU for one large array).
+        searched = 0
+        while (end := self.buffer.find(b"\n", searched)) < 0:
+            searched = _len(self.buffer)
             chunk = _read(self.fd_in, 1 << 20)
             if not chunk:
                 return None
             self.buffer += chunk
-        line, self.buffer = self.buffer.split(b"\n", 1)
+        line = self.buffer[:end]
+        del self.buffer[:end + 1]
         return _loads(line)
 
     def send(self, reply, seq, limit=MAX_REPLY):

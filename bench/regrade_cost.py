@@ -1,0 +1,91 @@
+"""What a re-grade on the reference engine costs, in this checkout and in another revision: each
+lab's solved notebook with the answer of an activity that later ones call left as its stub, so
+that those are judged again on the correct engine across the link (autograder/isolation/worker.Link).
+The other revision is checked out in a temporary git worktree; the two are graded alternately,
+so that a change in the machine's load hits both.
+
+    python -m bench.regrade_cost --before REV [--rounds 2] [--lab LAB]     (from the repository root)
+
+Prints, per lab, the least wall and CPU seconds of a grading each way (CPU of every process the
+grading command starts, its sandboxed workers included: bench/cpu.py) and the ratios this
+checkout / REV. Both must give the same scores and feedback.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import nbformat
+
+from bench.cpu import run
+from build_student import build
+from course.labs import find_labs
+from tests.helpers import ROOT
+from tests.submissions import answer_cell, with_answer
+
+# The activity whose answer is left as the stub: one that most later activities call.
+STUBBED = {"scalar_engine": "2", "pt03_autodiff": "2", "tensor_engine": "2"}
+
+
+def worktree(rev, folder):
+    subprocess.run(["git", "worktree", "add", "--detach", str(folder), rev], cwd=ROOT, check=True,
+                   capture_output=True)
+
+
+def grade(tree, notebook, out, secret):
+    """(Measured, result) of `tree` grading `notebook` alone, its hidden inputs drawn with `secret`."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree), str(tree / "student")])}
+    measured = run([sys.executable, "-m", "autograder", "grade", notebook, "--out", out, "--jobs", "1", "--regrade",
+                    "--secret-file", secret], cwd=tree, env=env)
+    (result,) = [json.loads(path.read_text()) for path in Path(out).glob("*/*.json")]
+    return measured, result
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--before", required=True, help="the revision to compare with (a commit, a tag, HEAD~1)")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--lab", action="append", help="only these labs (default: every lab)")
+    args = parser.parse_args()
+    labs = [lab for lab in find_labs() if not args.lab or lab.name in args.lab]
+    with tempfile.TemporaryDirectory() as scratch:
+        scratch = Path(scratch)
+        trees = {"this checkout": ROOT, args.before: scratch / "before"}
+        worktree(args.before, trees[args.before])
+        try:
+            secret = scratch / "secret"  # both draw the same hidden inputs
+            secret.write_bytes(os.urandom(32))
+            build(scratch / "solved", solved=True)
+            build(scratch / "release")
+            for lab in labs:
+                activity = STUBBED[lab.name]
+                solved = nbformat.read(scratch / "solved" / lab.name / f"{lab.name}.ipynb", as_version=4)
+                blank = nbformat.read(scratch / "release" / lab.name / f"{lab.name}.ipynb", as_version=4)
+                notebook = scratch / f"{lab.name}-stub-{activity}.ipynb"
+                nbformat.write(with_answer(solved, activity, answer_cell(blank, activity).source), notebook)
+                measured = {name: [] for name in trees}
+                for round_number in range(args.rounds):
+                    for name, tree in trees.items():
+                        out = scratch / f"out-{lab.name}-{round_number}-{name.replace(' ', '-')}"
+                        measured[name].append(grade(tree, notebook, out, secret))
+                said = {name: [(t["name"], t["score"], t["output"]) for t in runs[-1][1]["tests"]]
+                        for name, runs in measured.items()}
+                assert len({json.dumps(s) for s in said.values()}) == 1, f"{lab.name}: the two revisions grade differently"
+                rejudged = sum("on a correct engine" in output for _, _, output in said["this checkout"])
+                least = {name: (min(m.wall for m, _ in runs), min(m.cpu for m, _ in runs)) for name, runs in measured.items()}
+                (wall, cpu), (wall0, cpu0) = least["this checkout"], least[args.before]
+                print(f"{lab.name}, activity {activity} a stub, {rejudged} activities passed on the correct engine "
+                      f"(least of {args.rounds}, CPU by {measured[args.before][-1][0].counted}):")
+                print(f"  {args.before}: wall {wall0:6.1f} s, CPU {cpu0:6.1f} s")
+                print(f"  this checkout: wall {wall:6.1f} s, CPU {cpu:6.1f} s   ratio wall {wall / wall0:.2f}, "
+                      f"CPU {cpu / cpu0:.2f}")
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(trees[args.before])], cwd=ROOT,
+                           capture_output=True)
+
+
+if __name__ == "__main__":
+    main()
