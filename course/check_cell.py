@@ -9,6 +9,7 @@ CHECK_CELL_ID = "before-you-submit"
 # Its names start with `_`, and it imports inside a function, to leave the student's names alone;
 # where the check is not installed it says how to install it, and where the saved file is not
 # beside the kernel (Colab, a renamed copy, the grader's sandbox) it prints the command to run.
+# NBGRADER_EXECUTION is what nbgrader sets while its validate or autograde runs a notebook.
 TEMPLATE = """\
 # Before you submit: save, then run this cell. The course's check runs this notebook's saved file
 # top to bottom in a fresh kernel, with the visible checks. The grader runs hidden checks too.
@@ -18,7 +19,9 @@ def _check_before_you_submit(notebook="{notebook}"):
     import subprocess
     import sys
 
-    if os.environ.get("{checking}"):  # the check's own run of this notebook
+    # The check's own run of this notebook, or nbgrader's (validate, autograde), which runs the
+    # checks itself: a second run of the whole notebook would tell it nothing more.
+    if os.environ.get("{checking}") or os.environ.get("NBGRADER_EXECUTION"):
         return
     if importlib.util.find_spec("autodiff_check") is None:
         print("To check before you submit, install the course's check where this kernel runs, from the course "

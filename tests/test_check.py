@@ -220,9 +220,12 @@ def test_the_cell_prints_the_command_where_the_saved_notebook_is_not_beside_it(t
                                   "the folder of your saved notebook; the grader runs hidden checks too.")
 
 
-def test_the_cell_does_nothing_in_the_checks_own_run(release_dir, lab):
+@pytest.mark.parametrize("environment", [{CHECKING: "1"}, {"NBGRADER_EXECUTION": "validate"},
+                                         {"NBGRADER_EXECUTION": "autograde"}], ids=["check", "validate", "autograde"])
+def test_the_cell_does_nothing_in_the_checks_own_run_or_nbgraders(release_dir, lab, environment):
+    """The check's own run, and nbgrader's validate and autograde, run every check already."""
     source = read(lab_notebook(release_dir, lab)).cells[-1].source
-    run = run_cell(source, release_dir / lab.name, **{CHECKING: "1"})
+    run = run_cell(source, release_dir / lab.name, **environment)
     assert (run.returncode, run.stdout, run.stderr) == (0, "", "")
 
 
