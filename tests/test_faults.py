@@ -164,6 +164,27 @@ def test_writes_beyond_the_disk_cap_fail_with_enospc(tmp_path, request, warm):
     assert sorted(os.listdir(tmp_path / "data")) == ["table.csv"], "the sandbox wrote into the host's folder"
 
 
+@pytest.mark.parametrize("warm", [pytest.param(True, marks=pytest.mark.slow), False], ids=["warm", "cold"])
+def test_a_worker_meets_signals_as_a_fresh_interpreter_does_warm_or_cold(tmp_path, request, warm):
+    """A zygote's child starts with every signal at its default; a write to a pipe nobody reads
+    would then kill a warm worker where a cold one raises BrokenPipeError, and one submission's
+    broken line would cost the next case its worker."""
+    worker = Worker(tmp_path, Limits(), True, request.getfixturevalue("pool") if warm else None)
+    body = """    import os, signal
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        os.write(write, b"x")
+        wrote = "written"
+    except BrokenPipeError:
+        wrote = "BrokenPipeError"
+    return [wrote, signal.getsignal(signal.SIGINT) is signal.default_int_handler]"""
+    try:
+        assert value_of(ask_probe(worker, body)) == ["BrokenPipeError", True]
+    finally:
+        worker.close()
+
+
 def deep_tree(top, depth):
     """`depth` nested folders below `top`, made by walking down (paths beyond PATH_MAX)."""
     fd = os.open(top, os.O_RDONLY)

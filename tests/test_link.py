@@ -220,6 +220,12 @@ def singular():
     import numpy
 
     return numpy.linalg.inv(numpy.zeros((2, 2)))
+
+
+def leave():
+    import os
+
+    os._exit(0)
 '''
 
 
@@ -245,8 +251,7 @@ def probing():
     try:
         yield worker.apart(link, os.open(os.devnull, os.O_WRONLY), "0")
     finally:
-        os.close(to_submission[1])
-        os.close(from_submission[0])
+        link.channel.close()  # unless a test lost the line, which closed it
         os.waitpid(pid, 0)
 
 
@@ -295,3 +300,22 @@ def test_a_probes_error_from_the_submissions_side_keeps_how_that_side_described_
         probing["singular"]()
     assert probing.link.describe(raised.value) == {"error": "ValueError (LinAlgError)", "message": "Singular matrix"}
     assert probing.link.describe(ValueError("made here")) == {"error": "ValueError", "message": "made here"}
+
+
+class Sent:
+    """The grader's pipe, as run_probe writes a reply to it."""
+
+    def send(self, reply, seq):
+        self.reply = reply
+
+
+def test_a_probe_run_apart_says_when_its_line_is_lost(probing):
+    """The grader then starts both workers again before its next request (grade.Session.ask): the
+    line a case lost never fails a later case."""
+    sent, request = Sent(), {"seq": "s", "probe": "probe", "args": {}}
+    worker.run_probe(probing, {**request, "source": "def probe():\n    return Box(2.0).value\n"}, sent,
+                     probing.link, line=probing.link)
+    assert sent.reply == {"ok": True, "value": worker.encode(2.0)}
+    worker.run_probe(probing, {**request, "source": "def probe():\n    return leave()\n"}, sent, probing.link,
+                     line=probing.link)
+    assert sent.reply["error"] == "ConnectionError" and sent.reply["line_lost"] is True

@@ -279,8 +279,11 @@ class Session:
         try:
             with self.clock.phase("probes"):
                 if apart:
-                    return self.reference_worker.ask(request, self.timeout(apart=True), observations,
-                                                     self.clock.bytes_left(self.worker, self.reference_worker))
+                    reply = self.reference_worker.ask(request, self.timeout(apart=True), observations,
+                                                      self.clock.bytes_left(self.worker, self.reference_worker))
+                    if reply.get("line_lost"):  # said by the grader's side: both workers start again
+                        self.close()
+                    return reply
                 return self.worker.ask(request, self.timeout(), observations, self.clock.bytes_left(self.worker))
         except WorkerFailure:
             self.close()

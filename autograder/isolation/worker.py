@@ -40,6 +40,7 @@ import json
 import math
 import os
 import select
+import signal
 import sys
 
 import numpy
@@ -465,7 +466,8 @@ class Link:
         while True:
             incoming = self.receive()
             if incoming is None:
-                raise ConnectionError(f"the reference engine's line closed{': ' + self.broken if self.broken else ''}")
+                self.lose("the other side closed it")
+                raise ConnectionError(f"the reference engine's line closed: {self.broken}")
             if incoming.get("reply") == number:
                 if "error" in incoming:
                     raise self.raised(incoming)
@@ -822,7 +824,7 @@ def serve_reference(link, imports, source, offered, channel=None):
     while (request := idle(channel, link)) is not None:
         if request["op"] == "probe":
             link.relayed.clear()
-            run_probe(apart(link, channel.fd_out, request["seq"]), request, channel, link)
+            run_probe(apart(link, channel.fd_out, request["seq"]), request, channel, link, line=link)
 
 
 def apart(link, fd_out, seq):
@@ -843,10 +845,16 @@ def apart(link, fd_out, seq):
     return scope
 
 
-def run_probe(scope, request, channel, describer):
+def run_probe(scope, request, channel, describer, line=None):
     """Run the probe `request` names in `scope` and send its reply; `describer.describe` says
-    what an error was."""
+    what an error was. `line`: the link a probe run apart works across; once it is lost, the
+    reply says so (`line_lost`), and the grader starts both workers again before it asks anything
+    more, so that what one case did to the line costs no later case (grade.Session.ask)."""
     seq = request["seq"]
+
+    def said(reply):
+        return {**reply, "line_lost": True} if line is not None and line.broken is not None else reply
+
     try:
         source = request["source"]
         code = _probe_code.get(source)
@@ -854,9 +862,9 @@ def run_probe(scope, request, channel, describer):
             code = _probe_code[source] = _compile(source, "<string>", "exec")
         _exec(code, scope)
         answer = scope[request.get("probe", "probe")](**{k: decode(v) for k, v in request["args"].items()})
-        channel.send({"ok": True, "value": encode(answer)}, seq)
+        channel.send(said({"ok": True, "value": encode(answer)}), seq)
     except BaseException as error:  # the submission's errors are the grader's data
-        channel.send(describer.describe(error), seq)
+        channel.send(said(describer.describe(error)), seq)
 
 
 def idle(channel, line):
@@ -877,6 +885,11 @@ def idle(channel, line):
 def main(fd_in, fd_out, hidden=(), link=None):
     from IPython.core.interactiveshell import InteractiveShell
 
+    # As a fresh interpreter has them, however the worker was started: a zygote's child starts
+    # with every signal at its default (zygote.become_worker), where a write to a pipe no longer
+    # read would kill it at once, though started cold it raises BrokenPipeError.
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     if hidden:
         sys.meta_path.insert(0, Unavailable(hidden))
     absence = Absence(hidden)
