@@ -7,7 +7,8 @@ so that a change in the machine's load hits both.
     python -m bench.regrade_cost --before REV [--rounds 2] [--lab LAB]     (from the repository root)
 
 Prints, per lab, the least wall and CPU seconds of a grading each way (CPU of every process the
-grading command starts, its sandboxed workers included: bench/cpu.py) and the ratios this
+grading command starts, its sandboxed workers included: bench/cpu.py; and the submission's
+workers' alone, as its result counts them, without the command's start) and the ratios this
 checkout / REV. Both must give the same scores and feedback.
 """
 import argparse
@@ -75,13 +76,15 @@ def main():
                         for name, runs in measured.items()}
                 assert len({json.dumps(s) for s in said.values()}) == 1, f"{lab.name}: the two revisions grade differently"
                 rejudged = sum("on a correct engine" in output for _, _, output in said["this checkout"])
-                least = {name: (min(m.wall for m, _ in runs), min(m.cpu for m, _ in runs)) for name, runs in measured.items()}
-                (wall, cpu), (wall0, cpu0) = least["this checkout"], least[args.before]
+                least = {name: (min(m.wall for m, _ in runs), min(m.cpu for m, _ in runs),
+                                min(r["extra_data"]["cpu_seconds"] for _, r in runs)) for name, runs in measured.items()}
+                (wall, cpu, own), (wall0, cpu0, own0) = least["this checkout"], least[args.before]
                 print(f"{lab.name}, activity {activity} a stub, {rejudged} activities passed on the correct engine "
-                      f"(least of {args.rounds}, CPU by {measured[args.before][-1][0].counted}):")
-                print(f"  {args.before}: wall {wall0:6.1f} s, CPU {cpu0:6.1f} s")
-                print(f"  this checkout: wall {wall:6.1f} s, CPU {cpu:6.1f} s   ratio wall {wall / wall0:.2f}, "
-                      f"CPU {cpu / cpu0:.2f}")
+                      f"(least of {args.rounds}; CPU of the command by {measured[args.before][-1][0].counted}, and of "
+                      "the submission's workers as its result counts them):")
+                print(f"  {args.before}: wall {wall0:6.1f} s, CPU {cpu0:6.1f} s, workers {own0:6.1f} s")
+                print(f"  this checkout: wall {wall:6.1f} s, CPU {cpu:6.1f} s, workers {own:6.1f} s   ratio wall "
+                      f"{wall / wall0:.2f}, CPU {cpu / cpu0:.2f}, workers {own / own0:.2f}")
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", str(trees[args.before])], cwd=ROOT,
                            capture_output=True)
