@@ -21,6 +21,7 @@ from autograder.diagnosis.matching import REPLAY_SEED, candidates, confirm, know
 from autograder.grading.secret import course_secret, submission_seed
 from autograder.grading.submission import (Step, SubmissionError, answer_names, answers, identify, load, program,
                                            untouched)
+from autograder.isolation.affinity import one_processor, place
 from autograder.isolation.errors import GraderError
 from autograder.isolation.rooms import ROOMS, alone
 from autograder.isolation.sandbox import (WALL_FACTOR, WITHOUT_PYTORCH, Limits, Pool, Worker, WorkerFailure, process_scratch,
@@ -168,6 +169,7 @@ class Session:
         self.skipped = dict(left_out or {})  # step index -> why the step is left out of later runs
         self.errors = {}  # step index -> the error it raised on its first run
         self.worker, self.restarts, self.folder = None, 0, None
+        self.placed = ExitStack()  # the processor a link's two workers share, while they live
         self.alone = set()  # indices of given steps known to run without any of the submission's code
 
     def timeout(self, own_code=False, apart=False):
@@ -218,6 +220,10 @@ class Session:
         finally:
             for fd in (*ours, *theirs):
                 os.close(fd)
+        if self.worker.group is not None:  # both workers are in it: they take turns on one processor
+            cpu = self.placed.enter_context(one_processor())
+            if cpu is not None:
+                place(self.worker.group.pids(), cpu)
         served = self.reference or {"imports": "", "source": "", "offered": []}
         self.reference_worker.ask({"op": "serve_reference", **served}, self.timeout())
 
@@ -313,6 +319,7 @@ class Session:
             self.reference_worker.close()
             self.reference_worker = None
             remove_tree(self.reference_folder)
+            self.placed.close()
         if self.folder is not None:
             remove_tree(self.folder)
             self.folder = None
