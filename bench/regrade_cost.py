@@ -77,6 +77,10 @@ def main():
                     for name, tree in trees.items():
                         out = scratch / f"out-{lab.name}-{round_number}-{name.replace(' ', '-')}"
                         measured[name].append(grade(tree, notebook, out, secret))
+                for name, runs in measured.items():
+                    for _, result in runs:
+                        if "cpu_seconds" not in result["extra_data"]:
+                            raise SystemExit(f"{lab.name}, graded by {name}, was not graded: {result['output']}")
                 said = {name: [(t["name"], t["score"], t["output"]) for t in runs[-1][1]["tests"]]
                         for name, runs in measured.items()}
                 assert len({json.dumps(s) for s in said.values()}) == 1, f"{lab.name}: the two revisions grade differently"

@@ -35,7 +35,7 @@ from autograder.isolation.cgroups import ControlGroup, available
 from autograder.isolation.errors import GraderError, GradingProblem
 from autograder.isolation.private_root import enter, private_root
 from autograder.isolation.warm import lab_imports
-from autograder.isolation.worker import MAX_REPLY, REPLY_NESTING
+from autograder.isolation.worker import MAX_REPLY, READ_BYTES, REPLY_NESTING
 from autograder.isolation.zygote import proc_covered, write_proc_covers
 from course.folder import PACKAGES
 
@@ -895,7 +895,7 @@ class Worker:
                 raise WorkerFailure("timeout", why)
             if not readable:
                 continue
-            chunk = os.read(self._replies, 1 << 20)
+            chunk = os.read(self._replies, READ_BYTES)
             if not chunk:
                 raise self._died()
             self.received += len(chunk)
