@@ -1,6 +1,7 @@
 """The reference engine's line (autograder.isolation.worker.Link): reference code in one process works on
 the submission's objects in another. Reads of plain attributes come from the copy that travels
 with an object, so they must never be stale, and must never skip code the submission wrote."""
+import fcntl
 import json
 import os
 import time
@@ -102,6 +103,22 @@ def test_every_message_is_read_whole_however_the_pipe_cuts_it(monkeypatch, cut):
     channel = worker.Channel(0, 1)
     assert [channel.receive() for _ in messages] == messages
     assert channel.receive() is None
+
+
+def test_a_read_asks_for_no_more_than_a_pipe_holds(monkeypatch):
+    """A larger buffer is mapped and unmapped again at each read of a fresh worker (page faults
+    at every one of the line's tens of thousands of messages: docs/speed.md)."""
+    read, written = os.pipe()
+    try:
+        capacity = fcntl.fcntl(written, fcntl.F_GETPIPE_SZ)
+    finally:
+        os.close(read)
+        os.close(written)
+    asked, pieces = [], [b'{"a": 1}\n', b""]
+    monkeypatch.setattr(worker, "_read", lambda fd, size: asked.append(size) or pieces.pop(0))
+    channel = worker.Channel(0, 1)
+    assert channel.receive() == {"a": 1} and channel.receive() is None
+    assert asked and all(size <= capacity for size in asked), (asked, capacity)
 
 
 def test_a_reply_to_no_request_waiting_closes_the_reference_side_of_the_line():
