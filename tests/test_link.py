@@ -246,6 +246,28 @@ def leave():
 '''
 
 
+
+def test_a_probe_whose_line_is_gone_before_it_writes_says_the_line_is_lost():
+    """The submission's worker may be killed between two requests (its memory cap): the next
+    write finds no reader, and the probe says its line is lost, as when a read finds it closed,
+    rather than failing every later lookup of a name in the submission's namespace."""
+    to_submission, from_submission = os.pipe(), os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    for end in (to_submission[0], from_submission[1]):
+        os.close(end)
+    os.waitpid(pid, 0)
+    link = worker.Link(from_submission[0], to_submission[1], serving=True)
+    sent, request = Sent(), {"seq": "s", "probe": "probe", "args": {}}
+    try:
+        scope = worker.apart(link, os.open(os.devnull, os.O_WRONLY), "0")
+        worker.run_probe(scope, {**request, "source": "def probe():\n    return Box(2.0).value\n"}, sent, link,
+                         line=link)
+    finally:
+        link.channel.close()
+    assert sent.reply["error"] == "ConnectionError" and sent.reply["line_lost"] is True, sent.reply
+
 @pytest.fixture
 def probing():
     """A probe's namespace, on the grader's side of a Link whose other end, a forked child, is the

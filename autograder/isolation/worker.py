@@ -467,7 +467,7 @@ class Link:
         number = message["id"] = self.asked
         before = self.epoch
         self.epoch += 1  # the submission's code may run before the reply
-        self.channel.send(message, "link", limit=None)
+        self.post(message)
         while True:
             incoming = self.receive()
             if incoming is None:
@@ -512,7 +512,16 @@ class Link:
 
     def tell(self, message):
         """A request that has no reply (a write to a plain object: see `snapshot`)."""
-        self.channel.send(message, "link", limit=None)
+        self.post(message)
+
+    def post(self, message):
+        """Write a request. The other side may be gone already (its worker killed): the line is
+        lost then, as when a read finds it closed, so that what waits on it learns at once."""
+        try:
+            self.channel.send(message, "link", limit=None)
+        except OSError as error:
+            self.lose(f"a message could not be written: {describe_error(error)['error']}")
+            raise ConnectionError(f"the reference engine's line closed: {self.broken}") from None
 
     def answer(self, message):
         """Perform the other side's request and reply to it. A request that cannot be replied to
@@ -806,6 +815,8 @@ class ReferenceNamespace(dict):
         try:
             found = self.link.request({"op": "global", "name": name})
         except Exception:
+            if self.link.broken is not None:  # not a name the submission lacks: the line is gone
+                raise
             raise KeyError(name) from None
         if _type(found) is Remote:  # a class or a function: a flag (no_grad's) must be read afresh
             self[name] = found
