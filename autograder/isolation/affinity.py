@@ -63,4 +63,3 @@ def place(pids, cpu):
                 os.sched_setaffinity(int(tid), {cpu})
             except (OSError, ValueError):
                 pass
-
