@@ -12,13 +12,14 @@ re-grade measured there was no slower placed so.
 The placement is a matter of speed only: nothing a worker computes depends on it, and the
 submission's code may move itself elsewhere without harm to anything but its own time.
 """
+import itertools
 import os
 import threading
 from contextlib import contextmanager
 
 _lock = threading.Lock()
 _held = {}  # processor -> the links of this process placed on it now
-_turns = [os.getpid()]  # where ties start: graders side by side begin on different processors
+_turns = itertools.count(os.getpid())  # where ties start: graders side by side begin on different processors
 
 
 def _allowed():
@@ -37,8 +38,7 @@ def one_processor():
         yield None
         return
     with _lock:
-        _turns[0] += 1
-        start = _turns[0] % len(allowed)
+        start = next(_turns) % len(allowed)
         turn = allowed[start:] + allowed[:start]
         chosen = min(turn, key=lambda cpu: _held.get(cpu, 0))
         _held[chosen] = _held.get(chosen, 0) + 1

@@ -471,8 +471,7 @@ class Link:
         while True:
             incoming = self.receive()
             if incoming is None:
-                self.lose("the other side closed it")
-                raise ConnectionError(f"the reference engine's line closed: {self.broken}")
+                raise self.lost("the other side closed it")
             if incoming.get("reply") == number:
                 if "error" in incoming:
                     raise self.raised(incoming)
@@ -520,8 +519,12 @@ class Link:
         try:
             self.channel.send(message, "link", limit=None)
         except OSError as error:
-            self.lose(f"a message could not be written: {describe_error(error)['error']}")
-            raise ConnectionError(f"the reference engine's line closed: {self.broken}") from None
+            raise self.lost(f"a message could not be written: {describe_error(error)['error']}") from None
+
+    def lost(self, why):
+        """Close the line (see `lose`) and make the error its waiting caller is to raise."""
+        self.lose(why)
+        return ConnectionError(f"the reference engine's line closed: {self.broken}")
 
     def answer(self, message):
         """Perform the other side's request and reply to it. A request that cannot be replied to
