@@ -17,7 +17,7 @@ from autograder.diagnosis.case_tokens import NOT_RUN, PASSED, STOPPED, failed, r
 from autograder.diagnosis.matching import (FINGERPRINT_SEEDS, REBUILD, REPLAY, SAYS, candidates, confirm, diagnose, known_for,
                                            stored)
 from autograder.grading import grade as grading_module
-from autograder.grading.grade import Clock, Options, grade
+from autograder.grading.grade import Clock, Options, error_kind, grade
 from autograder.grading.submission import Step
 from autograder.isolation import sandbox
 from autograder.isolation.sandbox import Limits
@@ -59,6 +59,13 @@ def test_a_token_keeps_the_judges_words_without_the_seeds_numbers():
     assert one == other == "some entries · x.grad: # of # entries is wrong; at index (#, #) got #, expected #"
     assert "W1" in failed("t", "t: W1.grad: got 1, expected 2"), "a name's digits are not a drawn number"
     assert raised("ZeroDivisionError") != raised("KeyError") and len({PASSED, STOPPED, NOT_RUN}) == 3
+
+
+def test_running_out_of_memory_is_one_token_whichever_allocation_noticed():
+    kinds = [error_kind({"error": kind}) for kind in ("MemoryError", "MemoryError (_ArrayMemoryError)")]
+    assert kinds == ["MemoryError", "MemoryError"]
+    assert error_kind({"error": "ValueError (Mine)"}) == "ValueError (Mine)", "other subclasses stay apart"
+    assert error_kind({"error": "MemoryErrors"}) == "MemoryErrors" and error_kind({}) == "?"
 
 
 def mistake(description, advice, activity="1"):

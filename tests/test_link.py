@@ -268,16 +268,24 @@ def test_a_probe_whose_line_is_gone_before_it_writes_says_the_line_is_lost():
         link.channel.close()
     assert sent.reply["error"] == "ConnectionError" and sent.reply["line_lost"] is True, sent.reply
 
+
+def no_memory(*args):
+    raise MemoryError
+
+
 @pytest.fixture
-def probing():
+def probing(request):
     """A probe's namespace, on the grader's side of a Link whose other end, a forked child, is the
-    submission's side holding SUBMISSION's names."""
+    submission's side holding SUBMISSION's names. A test's parameter, where given, names a function
+    of worker.py that fails there, as an allocation would near the memory cap."""
     to_submission, from_submission = os.pipe(), os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(to_submission[1])
         os.close(from_submission[0])
         try:
+            if hasattr(request, "param"):
+                setattr(worker, request.param, no_memory)
             link = worker.Link(to_submission[0], from_submission[1], serving=False)
             link.namespace = {}
             exec(SUBMISSION, link.namespace)
@@ -346,6 +354,18 @@ class Sent:
 
     def send(self, reply, seq):
         self.reply = reply
+
+
+@pytest.mark.parametrize("probing", ["_loads", "_dumps"], ids=["reading the request", "writing the reply"],
+                         indirect=True)
+def test_a_submission_side_out_of_memory_says_so_before_the_line_closes(probing):
+    """Near its memory cap, the submission's side may fail in the link's own code rather than in the
+    answer: the probe's reply then says MemoryError, as when the answer's own allocation fails
+    first, and not ConnectionError (the same mistake gave either from run to run)."""
+    sent, request = Sent(), {"seq": "s", "probe": "probe", "args": {}}
+    worker.run_probe(probing, {**request, "source": "def probe():\n    return Box(2.0).value\n"}, sent,
+                     probing.link, line=probing.link)
+    assert sent.reply["error"] == "MemoryError" and sent.reply["line_lost"] is True, sent.reply
 
 
 def test_a_probe_run_apart_says_when_its_line_is_lost(probing):

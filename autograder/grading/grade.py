@@ -389,11 +389,19 @@ def request_for(probes, case):
             "args": {key: encode(value) for key, value in case.args.items()}}
 
 
+def error_kind(reply):
+    """An error reply's kind, for a token or a sketch. Running out of memory is one outcome, whichever
+    allocation noticed it first: NumPy's (_ArrayMemoryError), Python's, or the link's own code on the
+    submission's side (worker.RAN_OUT)."""
+    kind = quoted(reply.get("error", "?"), 80)
+    return "MemoryError" if kind.split(" (")[0] == "MemoryError" else kind
+
+
 def sketched(case, reply):
     """The sketch of a probe's reply (answer_sketch.py); a reply the grader cannot read sketches as
     what it is not."""
     if "error" in reply:
-        return answer_sketch.raised(quoted(reply.get("error", "?"), 80))
+        return answer_sketch.raised(error_kind(reply))
     try:
         value = decode(reply["value"])
         observed = [decode(item) for item in reply.get("observations", [])] if case.observations else None
@@ -430,7 +438,7 @@ def judge_activity(session, probes, cases, quiet=False, sketch=False):
             sketches.append(sketched(case, reply))
         if "error" in reply:
             failures.append((number, f"{case.title}: raised {quoted_error(reply, request['source'], quiet)}"))
-            tokens.append(raised(quoted(reply.get("error", "?"), 80)))
+            tokens.append(raised(error_kind(reply)))
             needed = needed or (bool(session.hidden) and reply.get("unavailable", False))
             continue
         try:

@@ -68,6 +68,10 @@ MAX_REPLY = 24 << 20
 # not yet freed such a block: two page faults and 15.6 us of CPU a read, against 1.1 us, on a line
 # that tensor_engine's gradient checks cross 16,000 times a grading (bench/pipe_reads.py).
 READ_BYTES = 1 << 16
+# The submission's side's last line when running out of memory costs it the line, made before it is
+# needed, so that saying it allocates nothing: the probe's reply then says MemoryError (run_probe),
+# not a ConnectionError that would blame the line for the answer's own appetite.
+RAN_OUT = b'{"ran_out": true}\n'
 # encode() descends through at most 6 containers, 3 JSON levels each (a dict's object, its items
 # and a pair); with the reply around them and an array's shape at the bottom, 21. Deeper is forged.
 REPLY_NESTING = 32
@@ -355,6 +359,7 @@ class Link:
         self.lent = set()  # the reference side's: ids of the objects whose public attributes the other side may read
         self.relayed = {}  # the reference side's: id -> (an error of the other side's, rebuilt; how it described it)
         self.broken = None  # why the line was closed (lose), once it was
+        self.ran_out = False  # the reference side's: the other side closed the line for want of memory (RAN_OUT)
 
     # values crossing the line
     def pack(self, value, depth=0, share_arrays=False):
@@ -454,12 +459,18 @@ class Link:
         try:
             return self.channel.receive()
         except BaseException as error:
-            self.lose(f"a message could not be read: {describe_error(error)['error']}")
+            self.lose(f"a message could not be read: {describe_error(error)['error']}", _isinstance(error, MemoryError))
             return None
 
-    def lose(self, why):
-        """Close the line, which has lost its place in the conversation: each side's wait ends at once."""
+    def lose(self, why, ran_out=False):
+        """Close the line, which has lost its place in the conversation: each side's wait ends at once.
+        The submission's side says first when it was running out of memory (RAN_OUT)."""
         self.broken = self.broken or why
+        if ran_out and not self.serving and not self.channel.closed:
+            try:
+                _write(self.channel.fd_out, RAN_OUT)
+            except OSError:
+                pass
         self.channel.close()
 
     def request(self, message):
@@ -472,6 +483,9 @@ class Link:
             incoming = self.receive()
             if incoming is None:
                 raise self.lost("the other side closed it")
+            if self.serving and incoming.get("ran_out"):
+                self.ran_out = True
+                raise self.lost("the submission's side ran out of memory")
             if incoming.get("reply") == number:
                 if "error" in incoming:
                     raise self.raised(incoming)
@@ -568,7 +582,7 @@ class Link:
             try:
                 self.channel.send({"reply": message["id"], "error": describe_error(error)}, "link", limit=None)
             except BaseException:
-                self.lose("a reply could not be written")
+                self.lose("a reply could not be written", _isinstance(error, MemoryError))
 
     def perform(self, message):
         op = message["op"]
@@ -872,7 +886,11 @@ def run_probe(scope, request, channel, describer, line=None):
     seq = request["seq"]
 
     def said(reply):
-        return {**reply, "line_lost": True} if line is not None and line.broken is not None else reply
+        if line is None or line.broken is None:
+            return reply
+        if line.ran_out:  # whatever the probe's code made of the closed line after that
+            reply = {"error": "MemoryError", "message": line.broken}
+        return {**reply, "line_lost": True}
 
     try:
         source = request["source"]
