@@ -68,9 +68,9 @@ MAX_REPLY = 24 << 20
 # not yet freed such a block: two page faults and 15.6 us of CPU a read, against 1.1 us, on a line
 # that tensor_engine's gradient checks cross 16,000 times a grading (bench/pipe_reads.py).
 READ_BYTES = 1 << 16
-# The submission's side's last line when running out of memory costs it the line, made before it is
-# needed, so that saying it allocates nothing: the probe's reply then says MemoryError (run_probe),
-# not a ConnectionError that would blame the line for the answer's own appetite.
+# What the submission's side writes last when a MemoryError in the link's own code makes it close the
+# line. Made in advance, since by then nothing can be allocated. The probe's reply then says
+# MemoryError (run_probe), as when the answer's own allocation fails first, not ConnectionError.
 RAN_OUT = b'{"ran_out": true}\n'
 # encode() descends through at most 6 containers, 3 JSON levels each (a dict's object, its items
 # and a pair); with the reply around them and an array's shape at the bottom, 21. Deeper is forged.
