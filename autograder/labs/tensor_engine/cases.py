@@ -1014,14 +1014,16 @@ INIT_SIZES = {"[2, 3] (no hidden layer)": ([2, 3], 5), "[3, 5, 2]": ([3, 5, 2], 
 # Where the fault is must not be readable from what the checker receives: a network that said
 # which parameter it breaks (an attribute, a name, a node of its own) could be "checked" by
 # reading that and never differencing anything. So every network a checker sees, correct or
-# faulty, is the same probes._Bent: each parameter enters through a node whose value bends by
-# depth (p - centre) exp(-((p - centre) / width)^2) while its backward rule passes the gradient
-# on unchanged. Correct and faulty networks differ only in their numbers: in a faulty one, one
-# entry of one parameter is exactly `centre` (its value is untouched, its true slope 1 + depth);
-# in a correct one no entry lies within BEND_CLEAR of `centre`, where the bend is below 1e-40.
-# The grader alone knows which entry it placed; from inside the sandbox only the derivative of
-# the forward pass tells, and a finite difference is how the activity asks for it. The expected
-# worst error comes from PyTorch on the same bent network, differentiated through the bend.
+# faulty, is the same probes._Bent: each parameter bends by depth (p - centre)
+# exp(-((p - centre) / width)^2) on its way into the forward pass, while the backward rule gives
+# the plain network's gradient (the whole network is one node of the submission's Tensor, which
+# the probe computes). Correct and faulty networks differ only in their numbers: in a faulty
+# one, one entry of one parameter is exactly `centre` (its value is untouched, its true slope
+# 1 + depth); in a correct one no entry lies within BEND_CLEAR of `centre`, where the bend is
+# below 1e-40. The grader alone knows which entry it placed; from inside the sandbox only the
+# derivative of the forward pass tells, and a finite difference is how the activity asks for it.
+# The expected worst error comes from PyTorch on the same bent network, differentiated through
+# the bend.
 FORWARD_SIZES = {"[2, 3] (no hidden layer)": [2, 3], "[3, 4, 3]": [3, 4, 3], "[2, 5, 4, 3]": [2, 5, 4, 3]}
 CHECK_STALE = {"fresh .grad": False, "stale .grad (it must be cleared first)": True}
 CHECK_STEPS = {"the default step": None, "h = 1e-4": 1e-4}
