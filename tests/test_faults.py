@@ -21,7 +21,6 @@ from autograder.labs import course_labs
 from autograder.labs.vocabulary import Case
 from tests.adversarial.faults import REPLY_PIPE
 from tests.helpers import ROOT, grade_command, lab_notebook, results_in
-from tests.test_pool import pool  # noqa: F401 -- the warm pool fixture, for the warm cases
 
 LAB = course_labs()["scalar_engine"]
 
@@ -295,6 +294,41 @@ def test_a_check_that_never_finished_is_named_beside_the_first_failure():
         session.close()
     assert outcome.message.startswith("failed 2 of 2 hidden checks. The first failure: got 1.000000001"), outcome
     assert " Check 2 did not complete: check two, which only a fast method finishes: " in outcome.message, outcome
+
+
+HOLDS = """
+import os
+born = os.urandom(8).hex()  # a new one in every worker that runs this cell
+held = []
+
+def answer(keep, error):
+    if keep is None:
+        return born
+    held.append(bytearray(keep))  # zeroed, so its pages are the process's own
+    raise {"MemoryError": MemoryError, "ValueError": ValueError}[error]
+"""
+
+
+def test_a_case_that_ran_out_of_memory_holding_most_of_it_gives_the_next_case_fresh_workers():
+    """What a case left held would have the kernel end the worker at the next case's first large
+    allocation, and that case would fail for this one's sake (Session.crowded). A failed
+    allocation that holds nothing keeps its worker, and so does another error."""
+    cap = 3 << 30
+    session = Session(LAB, [Step(HOLDS, True, "your cell 1")],
+                      Options(Limits(cell_seconds=30, memory_bytes=cap), True, warm=False), Clock(600))
+
+    def ask(keep, error="MemoryError"):
+        return session.ask({"op": "probe", "source": "def call(keep, error):\n    return answer(keep, error)\n",
+                            "probe": "call", "args": {"keep": encode(keep), "error": encode(error)}})
+
+    try:
+        first = decode(ask(None)["value"])
+        assert ask(0)["error"] == "MemoryError" and decode(ask(None)["value"]) == first, "it holds nothing: go on"
+        assert ask(cap * 3 // 5, "ValueError")["error"] == "ValueError" and decode(ask(None)["value"]) == first
+        assert ask(0)["error"] == "MemoryError"
+        assert decode(ask(None)["value"]) != first, "the next case ran in the worker holding 60% of its cap"
+    finally:
+        session.close()
 
 
 def test_quoted_error_keeps_short_messages_whole():

@@ -289,11 +289,25 @@ class Session:
                                                       self.clock.bytes_left(self.worker, self.reference_worker))
                     if reply.get("line_lost"):  # said by the grader's side: both workers start again
                         self.close()
-                    return reply
-                return self.worker.ask(request, self.timeout(), observations, self.clock.bytes_left(self.worker))
+                else:
+                    reply = self.worker.ask(request, self.timeout(), observations, self.clock.bytes_left(self.worker))
         except WorkerFailure:
             self.close()
             raise
+        if self.worker is not None and "error" in reply and error_kind(reply) == "MemoryError" and self.crowded():
+            self.close()
+        return reply
+
+    def crowded(self):
+        """Whether the workers' control group still holds more than half its memory cap. A case that ran
+        out of memory may leave it so: objects that crossed the link are kept for the rest of the
+        link's life, and freed memory is not always given back. Then the next case's first large
+        allocation would have the kernel end a worker, and that case would fail for this one's
+        sake; so after such a case both workers start again, as after a lost line. A worker that
+        merely failed to allocate (an array of 800 GB) holds little, and keeps running."""
+        group = self.worker.group
+        held = None if group is None else group.memory_in_use()
+        return held is not None and held > group.memory_bytes / 2
 
     def problems(self):
         """What went wrong in the student's own cells, for the feedback."""

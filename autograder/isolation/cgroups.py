@@ -51,12 +51,13 @@ def available():
 class ControlGroup:
     def __init__(self, processes, memory_bytes):
         self.name = f"autograder-{uuid.uuid4().hex[:12]}"
-        self.dirs, self._cpu = [], None
+        self.dirs, self._cpu, self._memory, self.memory_bytes = [], None, None, memory_bytes
         if (CGROUP_ROOT / "cgroup.controllers").exists():  # cgroup v2: one unified tree
             folder = CGROUP_ROOT / self.name
             folder.mkdir()
             self.dirs = [folder]
             self._cpu = (folder / "cpu.stat", self._v2_cpu)
+            self._memory = folder / "memory.current"
             self._write(folder / "pids.max", processes)
             self._write(folder / "memory.max", memory_bytes)
         else:
@@ -71,6 +72,7 @@ class ControlGroup:
                 self.dirs.append(folder)
             self._write(v1["pids"] / self.name / "pids.max", processes)
             self._write(v1["memory"] / self.name / "memory.limit_in_bytes", memory_bytes)
+            self._memory = v1["memory"] / self.name / "memory.usage_in_bytes"
 
     @staticmethod
     def _v2_cpu(text):
@@ -85,6 +87,13 @@ class ControlGroup:
         try:
             return parse(path.read_text())
         except (OSError, KeyError, ValueError):
+            return None
+
+    def memory_in_use(self):
+        """Bytes of memory the group's processes hold now, or None where it is not counted."""
+        try:
+            return None if self._memory is None else int(self._memory.read_text())
+        except (OSError, ValueError):
             return None
 
     def active_seconds(self):
