@@ -7,6 +7,8 @@ import sys
 
 import pytest
 
+from autograder.isolation.sandbox import Pool
+from autograder.isolation.warm import lab_imports
 from build_student import build
 from tests.classroom import build_class, grade_class
 from tests.helpers import LABS, ROOT
@@ -35,6 +37,22 @@ def solved_dir(tmp_path_factory):
     out = tmp_path_factory.mktemp("solved")
     build(out, solved=True)
     return out
+
+
+@pytest.fixture(scope="session")
+def pool():
+    """One warm pool for the workers this test process starts itself: the pool's own tests, and
+    the gradings run here (the catalogues, the diagnosis measures, the verdicts on many seeds),
+    which each started zygotes of their own, about fifty in a run of the suite at 2 to 4 s of
+    CPU each for the imports. A zygote never runs a submission's code (every worker is a fresh
+    fork of it), so the tests share nothing through it. A run that must start cold asks for
+    that (Options(warm=False)) and does not use it."""
+    started = Pool.launch(lab_imports)
+    assert started is not None, "the warm pool needs root, control groups and bubblewrap (see tools/install-debian.sh)"
+    for hidden in Pool.KINDS:
+        assert started.zygote(hidden) is not None, f"the zygote without {hidden or 'nothing'} cannot fork a worker"
+    yield started
+    started.close()
 
 
 @pytest.fixture

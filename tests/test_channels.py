@@ -18,8 +18,7 @@ from pathlib import Path
 import pytest
 
 from autograder.isolation import private_root, shared_copy
-from autograder.isolation.sandbox import WITHOUT_PYTORCH, Forked, Limits, Pool, Worker
-from autograder.isolation.warm import lab_imports
+from autograder.isolation.sandbox import WITHOUT_PYTORCH, Forked, Limits, Worker
 from autograder.isolation.zygote import mount
 
 # A shared read-only file every worker sees, and the byte range that carries the "message".
@@ -212,14 +211,6 @@ def run_pair(pool, hidden):
     finally:
         writer.close()
         reader.close()
-
-
-@pytest.fixture(scope="module")
-def pool():
-    launched = Pool.launch(lab_imports)
-    assert launched is not None, "the warm path needs root, control groups and bubblewrap"
-    yield launched
-    launched.close()
 
 
 def refused(seen):

@@ -11,6 +11,7 @@ same argument by X's own cases; each feature is compared on its own.
 Set DEPENDENCY_GAPS to a file's path to have each lab's and seed's gaps appended there."""
 import os
 import time
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -80,12 +81,13 @@ def test_the_recorder_classifies_each_argument_and_leaves_the_call_alone():
 # ------------------------------------------------------------------ the labs
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", SEEDS)
-def test_every_input_a_dependent_feeds_a_function_is_in_its_own_activitys_cases(lab, seed):
+def test_every_input_a_dependent_feeds_a_function_is_in_its_own_activitys_cases(lab, seed, pool):
     grading = grading_for(lab.name, seed)
     notebook = solved_notebook(lab, student_notebook(lab))
     clock = Clock(OPTIONS.limits.submission_seconds)
     started = time.monotonic()
-    records, failed, restarts = record_lab(grading, notebook, OPTIONS, clock, lambda activity: grading.cases[activity])
+    records, failed, restarts = record_lab(grading, notebook, replace(OPTIONS, pool=pool), clock,
+                                           lambda activity: grading.cases[activity])
     print(f"{lab.name} seed {seed}: {time.monotonic() - started:.1f} s wall, {clock.spent:.1f} s of the workers' CPU")
     # What would make the record wrong or partial: the recorder changing an answer, a worker
     # started again (its record begins anew), a function it could not wrap.

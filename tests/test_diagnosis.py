@@ -253,19 +253,20 @@ def test_every_catalogued_mistake_has_its_advice_and_variants(lab):
 
 
 @pytest.mark.slow
-def test_every_catalogued_mistake_names_itself(lab):
+def test_every_catalogued_mistake_names_itself(lab, pool):
     """On a seed the fingerprints were built from, through the grader's own judging and replay. A
     mistake whose engine stops (it hangs or kills the worker) is asked nothing more, so it is not
     named: a replay would cost another limit."""
     measured = measure(lab.name, catalogue_answers(lab.name), FINGERPRINT_SEEDS[0],
-                       Options(Limits(cell_seconds=60)), jobs=2)
+                       Options(Limits(cell_seconds=60), pool=pool), jobs=2)
     wrong = {m.answer: m.named for m in measured if not (m.failed and (m.right or m.stopped and not m.named))}
     assert wrong == {}, f"catalogued mistakes of {lab.name} that do not name themselves: {wrong}"
 
 
 @pytest.mark.slow
-def test_variants_are_named_rightly_and_often(lab):
-    measured = measure(lab.name, variant_answers(lab.name), FRESH_SEED, Options(Limits(cell_seconds=60)), jobs=2)
+def test_variants_are_named_rightly_and_often(lab, pool):
+    measured = measure(lab.name, variant_answers(lab.name), FRESH_SEED, Options(Limits(cell_seconds=60), pool=pool),
+                       jobs=2)
     failing, diagnosed, right = rates(measured)
     wrongly = {m.answer: (m.of, m.named) for m in measured if m.failed and m.named and not m.right}
     assert failing == len(measured), [m.answer for m in measured if not m.failed]
@@ -282,10 +283,11 @@ def test_every_lab_has_strangers_of_its_own(lab):
 
 
 @pytest.mark.slow
-def test_strangers_fail_and_are_not_named(lab):
+def test_strangers_fail_and_are_not_named(lab, pool):
     """Tokens alone named some of them (the same checks failed with the same words); the replay
     sees that they compute something else."""
-    measured = measure(lab.name, stranger_answers(lab.name), FRESH_SEED, Options(Limits(cell_seconds=60)), jobs=2)
+    measured = measure(lab.name, stranger_answers(lab.name), FRESH_SEED, Options(Limits(cell_seconds=60), pool=pool),
+                       jobs=2)
     assert all(m.failed for m in measured), [m.answer for m in measured if not m.failed]
     named = {m.answer: m.named for m in measured if m.named}
     assert named == {}, f"{lab.name}: strangers named as catalogued mistakes: {named}"
@@ -333,11 +335,12 @@ def test_a_slow_replay_costs_the_submission_nothing(tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
-def test_a_stranger_failing_the_same_checks_as_a_catalogued_mistake_is_not_named():
+def test_a_stranger_failing_the_same_checks_as_a_catalogued_mistake_is_not_named(pool):
     """add_vjp returning -v for b fails add_vjp's checks with the words "add_vjp gives b no adjoint"
     fails them with: tokens alone named that mistake. What it computes is not zeros."""
     stranger = next(pair for pair in stranger_answers("pt03_autodiff")
                     if pair[0].description == "add_vjp negates the second input's adjoint")
-    (measured,) = measure("pt03_autodiff", [stranger], FRESH_SEED, Options(Limits(cell_seconds=60)), jobs=1)
+    (measured,) = measure("pt03_autodiff", [stranger], FRESH_SEED, Options(Limits(cell_seconds=60), pool=pool),
+                          jobs=1)
     assert measured.failed and measured.by_tokens == ("add_vjp gives the second input no adjoint",)
     assert measured.named == ()

@@ -27,8 +27,8 @@ def test_there_is_one_stub_per_function(lab):
 
 
 @pytest.mark.slow
-def test_a_stubbed_function_fails_its_activity(lab):
-    rows = run_variants(lab.name, stubbed_functions(lab), Options(Limits(cell_seconds=30)), jobs=2)
+def test_a_stubbed_function_fails_its_activity(lab, pool):
+    rows = run_variants(lab.name, stubbed_functions(lab), Options(Limits(cell_seconds=30), pool=pool), jobs=2)
     passed = {row.mistake.description: row.grader_message for row in rows
               if row.lost != lab.activities[row.mistake.activity].points}
     assert passed == {}, "activities that pass with one of their functions a stub (no probe calls it): " + str(passed)

@@ -12,6 +12,7 @@ import secrets
 import shutil
 import subprocess
 import threading
+from dataclasses import replace
 from concurrent.futures import ThreadPoolExecutor
 
 import nbformat
@@ -272,22 +273,23 @@ def test_another_secret_makes_the_results_stale_and_asks_other_inputs(leaks, wit
 
 # ------------------------------------------------------------------ the labs' verdicts hold for any seed
 @pytest.mark.slow
-def test_the_reference_passes_every_hidden_check_whatever_the_seed(lab):
+def test_the_reference_passes_every_hidden_check_whatever_the_seed(lab, pool):
     solved = solved_notebook(lab, student_notebook(lab))
     failed = {(activity, seed): outcome.message
-              for activity, outcomes in outcomes_by_seed(lab.name, solved, SEEDS, OPTIONS).items()
+              for activity, outcomes in outcomes_by_seed(lab.name, solved, SEEDS, replace(OPTIONS, pool=pool)).items()
               for seed, outcome in zip(SEEDS, outcomes) if not outcome.passed}
     assert failed == {}, f"{lab.name}'s reference fails with seeds {SEEDS}"
 
 
 @pytest.mark.slow
-def test_a_catalogued_mistake_of_each_activity_fails_whatever_the_seed(lab):
+def test_a_catalogued_mistake_of_each_activity_fails_whatever_the_seed(lab, pool):
     solved = solved_notebook(lab, student_notebook(lab))
     missed = {}
     for activity in lab.activities.values():
         mistake = next(m for m in grading_for(lab.name).mistakes if m.activity == activity.id)
         notebook = with_answer(solved, activity.id, patched(activity.reference.source, mistake.code))
-        (outcomes,) = outcomes_by_seed(lab.name, notebook, SEEDS, OPTIONS, [activity.id]).values()
+        (outcomes,) = outcomes_by_seed(lab.name, notebook, SEEDS, replace(OPTIONS, pool=pool),
+                                       [activity.id]).values()
         for seed, outcome in zip(SEEDS, outcomes):
             if outcome.passed or mistake.hint not in outcome.message:
                 missed[(mistake.description, seed)] = outcome.message

@@ -61,8 +61,8 @@ def test_a_demo_runs_before_a_check_only_when_it_binds_what_a_later_step_reads()
 
 
 @pytest.fixture(scope="module")
-def rows(lab):
-    return run_catalogue(lab.name, Options(Limits(cell_seconds=30)), jobs=2)
+def rows(lab, pool):
+    return run_catalogue(lab.name, Options(Limits(cell_seconds=30), pool=pool), jobs=2)
 
 
 @pytest.mark.slow
@@ -84,10 +84,10 @@ def test_visible_checks_catch_every_mistake(rows):
 
 
 @pytest.mark.slow
-def test_visible_checks_pass_on_the_reference_as_the_catalogue_runs_them(lab):
+def test_visible_checks_pass_on_the_reference_as_the_catalogue_runs_them(lab, pool):
     """The control for the visible catch rate: each check, run on the code the catalogue gives it
     (the given code of other optional activities left out), passes on the reference answer."""
-    assert visible_controls(lab.name, Options(Limits(cell_seconds=30)), jobs=2) == {}
+    assert visible_controls(lab.name, Options(Limits(cell_seconds=30), pool=pool), jobs=2) == {}
 
 
 @pytest.mark.slow

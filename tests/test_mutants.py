@@ -162,10 +162,11 @@ def test_each_labs_equivalent_mutants_are_listed_with_reasons(lab):
     assert set(listed) <= ids, f"{lab.name} lists mutants that no longer exist: {sorted(set(listed) - ids)}"
 
 
-def test_a_sample_of_mutants_is_caught_or_shown_equivalent(lab):
+def test_a_sample_of_mutants_is_caught_or_shown_equivalent(lab, pool):
     chosen = sample(lab_mutants(lab), SAMPLE, SAMPLE_SEED)
     listed, _ = equivalents(lab.name)
-    verdicts = grade_mutants(lab.name, chosen, Options(Limits(cell_seconds=30)), jobs=2, seed=GRADING_SEED)
+    verdicts = grade_mutants(lab.name, chosen, Options(Limits(cell_seconds=30), pool=pool), jobs=2,
+                             seed=GRADING_SEED)
     missed = [f"{v.mutant.id}: {v.mutant.description}" for v in verdicts
               if not v.hidden and v.mutant.id not in listed]
     assert missed == [], f"{lab.name}'s hidden checks miss these mutants (catch them, or list them with a reason " \

@@ -52,16 +52,6 @@ def probe():
 '''
 
 
-@pytest.fixture(scope="module")
-def pool():
-    started = Pool.launch(lab_imports)
-    assert started is not None, "the warm pool needs root, control groups and bubblewrap (see tools/install-debian.sh)"
-    for hidden in Pool.KINDS:
-        assert started.zygote(hidden) is not None, f"the zygote without {hidden or 'nothing'} cannot fork a worker"
-    yield started
-    started.close()
-
-
 def look_around(pool, tmp_path, name):
     folder = tmp_path / name
     folder.mkdir()
