@@ -299,7 +299,7 @@ def test_a_check_that_never_finished_is_named_beside_the_first_failure():
 HOLDS = """
 import os
 born = os.urandom(8).hex()  # a new one in every worker that runs this cell
-held = []
+held = [bytearray(HOLD)]
 
 def answer(keep, error):
     if keep is None:
@@ -314,21 +314,41 @@ def test_a_case_that_ran_out_of_memory_holding_most_of_it_gives_the_next_case_fr
     allocation, and that case would fail for this one's sake (Session.crowded). A failed
     allocation that holds nothing keeps its worker, and so does another error."""
     cap = 3 << 30
-    session = Session(LAB, [Step(HOLDS, True, "your cell 1")],
-                      Options(Limits(cell_seconds=30, memory_bytes=cap), True, warm=False), Clock(600))
-
-    def ask(keep, error="MemoryError"):
-        return session.ask({"op": "probe", "source": "def call(keep, error):\n    return answer(keep, error)\n",
-                            "probe": "call", "args": {"keep": encode(keep), "error": encode(error)}})
-
+    session = holding(0, cap)
     try:
-        first = decode(ask(None)["value"])
-        assert ask(0)["error"] == "MemoryError" and decode(ask(None)["value"]) == first, "it holds nothing: go on"
-        assert ask(cap * 3 // 5, "ValueError")["error"] == "ValueError" and decode(ask(None)["value"]) == first
-        assert ask(0)["error"] == "MemoryError"
-        assert decode(ask(None)["value"]) != first, "the next case ran in the worker holding 60% of its cap"
+        first = decode(asked(session, None)["value"])
+        assert asked(session, 0)["error"] == "MemoryError", "it holds nothing: it goes on"
+        assert decode(asked(session, None)["value"]) == first
+        assert asked(session, cap * 3 // 5, "ValueError")["error"] == "ValueError"
+        assert decode(asked(session, None)["value"]) == first, "no case ran out of memory"
+        assert asked(session, 0)["error"] == "MemoryError"
+        assert decode(asked(session, None)["value"]) != first, "the next case ran in the worker holding 60% of its cap"
     finally:
         session.close()
+
+
+def test_a_program_that_holds_most_of_the_memory_itself_keeps_its_worker_when_a_case_runs_out():
+    """Starting again would run the program again, which takes the memory again: it would only
+    cost the submission its restarts, and past MAX_RESTARTS its other activities."""
+    cap = 3 << 30
+    session = holding(cap * 3 // 5, cap)
+    try:
+        first = decode(asked(session, None)["value"])
+        assert asked(session, 0)["error"] == "MemoryError" and decode(asked(session, None)["value"]) == first
+    finally:
+        session.close()
+
+
+def holding(hold, cap):
+    """A session of scalar_engine whose program holds `hold` bytes, under a memory cap of `cap`."""
+    return Session(LAB, [Step(HOLDS.replace("HOLD", str(hold)), True, "your cell 1")],
+                   Options(Limits(cell_seconds=30, memory_bytes=cap), True, warm=False), Clock(600))
+
+
+def asked(session, keep, error="MemoryError"):
+    """HOLDS's answer(keep, error) as a hidden case asks it."""
+    return session.ask({"op": "probe", "source": "def call(keep, error):\n    return answer(keep, error)\n",
+                        "probe": "call", "args": {"keep": encode(keep), "error": encode(error)}})
 
 
 def test_quoted_error_keeps_short_messages_whole():

@@ -168,7 +168,7 @@ class Session:
         self.room = None  # held from the first start until release(): see autograder/isolation/rooms.py
         self.skipped = dict(left_out or {})  # step index -> why the step is left out of later runs
         self.errors = {}  # step index -> the error it raised on its first run
-        self.worker, self.restarts, self.folder = None, 0, None
+        self.worker, self.restarts, self.folder, self.held_at_start = None, 0, None, 0
         self.placed = ExitStack()  # the processor a link's two workers share, while they live
         self.alone = set()  # indices of given steps known to run without any of the submission's code
 
@@ -196,6 +196,8 @@ class Session:
             else:
                 self.start_with_reference()
             if self.run_steps():
+                group = self.worker.group
+                self.held_at_start = (group.memory_in_use() if group is not None else None) or 0
                 return
 
     def new_worker(self, folder, **joined):
@@ -299,15 +301,17 @@ class Session:
         return reply
 
     def crowded(self):
-        """Whether the workers' control group still holds more than half its memory cap. A case that ran
-        out of memory may leave it so: objects that crossed the link are kept for the rest of the
-        link's life, and freed memory is not always given back. Then the next case's first large
-        allocation would have the kernel end a worker, and that case would fail for this one's
-        sake; so after such a case both workers start again, as after a lost line. A worker that
-        merely failed to allocate (an array of 800 GB) holds little, and keeps running."""
+        """Whether the workers' control group holds more than half its memory cap above what it held
+        once the program had run. A case that ran out of memory may leave it so: objects that
+        crossed the link are kept for the rest of the link's life, and freed memory is not always
+        given back. Then the next case's first large allocation would have the kernel end a worker,
+        and that case would fail for this one's sake; so after such a case both workers start again,
+        as after a lost line. A worker that merely failed to allocate (an array of 800 GB) keeps
+        running, and so does one whose program itself holds the memory: starting again would not
+        free it, only cost the submission its restarts."""
         group = self.worker.group
         held = None if group is None else group.memory_in_use()
-        return held is not None and held > group.memory_bytes / 2
+        return held is not None and held - self.held_at_start > group.memory_bytes / 2
 
     def problems(self):
         """What went wrong in the student's own cells, for the feedback."""
