@@ -196,8 +196,7 @@ class Session:
             else:
                 self.start_with_reference()
             if self.run_steps():
-                group = self.worker.group
-                self.held_at_start = (group.memory_in_use() if group is not None else None) or 0
+                self.held_at_start = self.held() or 0
                 return
 
     def new_worker(self, folder, **joined):
@@ -309,9 +308,13 @@ class Session:
         as after a lost line. A worker that merely failed to allocate (an array of 800 GB) keeps
         running, and so does one whose program itself holds the memory: starting again would not
         free it, only cost the submission its restarts."""
+        held = self.held()
+        return held is not None and held - self.held_at_start > self.worker.group.memory_bytes / 2
+
+    def held(self):
+        """Bytes of memory the workers' control group holds now; None where it is not counted."""
         group = self.worker.group
-        held = None if group is None else group.memory_in_use()
-        return held is not None and held - self.held_at_start > group.memory_bytes / 2
+        return None if group is None else group.memory_in_use()
 
     def problems(self):
         """What went wrong in the student's own cells, for the feedback."""
