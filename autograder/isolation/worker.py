@@ -288,6 +288,19 @@ class Channel:
     def __init__(self, fd_in, fd_out):
         self.fd_in, self.fd_out, self.buffer, self.closed = fd_in, fd_out, _bytearray(), False
 
+    def left_behind(self):
+        """The lines waiting in the pipe and the buffer, read without waiting for more: what the
+        other side wrote before it closed its end."""
+        try:
+            while not self.closed and select.select([self.fd_in], [], [], 0)[0]:
+                chunk = _read(self.fd_in, READ_BYTES)
+                if not chunk:
+                    break
+                self.buffer += chunk
+        except OSError:
+            pass
+        return bytes(self.buffer).split(b"\n")[:-1]
+
     def receive(self):
         if self.closed:
             return None
@@ -529,10 +542,15 @@ class Link:
 
     def post(self, message):
         """Write a request. The other side may be gone already (its worker killed): the line is
-        lost then, as when a read finds it closed, so that what waits on it learns at once."""
+        lost then, as when a read finds it closed, so that what waits on it learns at once. A
+        submission's side that closed the line for want of memory wrote RAN_OUT first: then the
+        line is lost for that, whether this side was writing or reading when it closed."""
         try:
             self.channel.send(message, "link", limit=None)
         except OSError as error:
+            if self.serving and any(line.endswith(RAN_OUT.rstrip()) for line in self.channel.left_behind()):
+                self.ran_out = True
+                raise self.lost("the submission's side ran out of memory") from None
             raise self.lost(f"a message could not be written: {describe_error(error)['error']}") from None
 
     def lost(self, why):
