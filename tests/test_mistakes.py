@@ -78,6 +78,17 @@ def test_grader_catches_every_mistake_and_only_in_its_activity(rows, lab, record
 
 
 @pytest.mark.slow
+def test_every_catalogued_mistake_names_itself(rows, lab):
+    """Each mistake is graded on a seed its fingerprint was built from (run_catalogue), so the
+    grader's own judging and replay should name it in its activity's feedback. A mistake whose
+    engine stops (it hangs or kills the worker) is asked nothing more, so it is not named: a
+    replay would cost another limit."""
+    wrong = {row.mistake.description: row.named for row in rows
+             if not (row.lost and (row.mistake.description in row.named or row.stopped and not row.named))}
+    assert wrong == {}, f"catalogued mistakes of {lab.name} that do not name themselves: {wrong}"
+
+
+@pytest.mark.slow
 def test_visible_checks_catch_every_mistake(rows):
     missed = {row.mistake.description: row.visible_message for row in rows if not row.visible_caught}
     assert missed == {}, "a wrong answer that passes the notebook's own checks: " + str(missed)

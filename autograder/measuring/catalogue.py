@@ -13,9 +13,9 @@ from pathlib import Path
 import nbformat
 
 from autodiff_check.cells import cell_name
-from autograder.grading.batch import grade_all, warm
+from autograder.diagnosis.matching import FINGERPRINT_SEEDS
+from autograder.grading.batch import safe_grade, warm
 from autograder.grading.grade import Clock, Session, Sessions, judge_activity
-from autograder.grading.roster import Submission
 from autograder.grading.submission import Step, program, released
 from autograder.isolation.sandbox import WorkerFailure
 from autograder.labs import grading_for
@@ -34,6 +34,8 @@ class Row:
     lost: int
     elsewhere: dict  # {activity that does not call the mistake yet lost points: its feedback}
     grader_message: str
+    named: tuple = ()  # the catalogued mistakes the grader's diagnosis names in its activity
+    stopped: bool = False  # a hidden check of its activity hung or killed the worker
 
     @property
     def others_intact(self):
@@ -157,21 +159,29 @@ def run_catalogue(lab_name, options, jobs, visible=True, only=None):
     The catalogue asks what a mistake costs on the student's own engine: its activity's points,
     and nothing in any activity that does not call it. The activities that do call it fail too;
     their re-grade on the reference engine is the same for every mistake of the activity, so it
-    is left to the grading tests (tests/test_grading.py: each activity missing in turn)."""
+    is left to the grading tests (tests/test_grading.py: each activity missing in turn).
+
+    Each mistake is graded on a seed its stored fingerprint was built from, the seeds taken in
+    turn along the catalogue (`catalogue_seed`), so that a Row's `named` says whether the grader's
+    own diagnosis names it; `only` keeps each mistake's seed."""
+    grading = grading_for(lab_name)
+    mistakes = [m for m in grading.mistakes if only is None or m.description in only]
     with warm(replace(options, rejudge=False)) as options:
-        return _run_catalogue(grading_for(lab_name), options, jobs, visible, only)
+        return _run_mistakes(grading.lab, mistakes, options, jobs, visible,
+                             [catalogue_seed(grading, m) for m in mistakes])
+
+
+def catalogue_seed(grading, mistake):
+    """The fingerprint seed the catalogue grades `mistake` on."""
+    return FINGERPRINT_SEEDS[grading.mistakes.index(mistake) % len(FINGERPRINT_SEEDS)]
 
 
 def run_variants(lab_name, mistakes, options, jobs):
     """A Row per Mistake of `mistakes` (any wrong answers, not only the catalogue's), graded in
-    one batch without the visible checks, on the student's own engine as run_catalogue does."""
+    one batch without the visible checks, on the student's own engine as run_catalogue does, each
+    on the seed its notebook's bytes give."""
     with warm(replace(options, rejudge=False)) as options:
-        return _run_mistakes(grading_for(lab_name).lab, mistakes, options, jobs, False)
-
-
-def _run_catalogue(grading, options, jobs, visible, only):
-    mistakes = [m for m in grading.mistakes if only is None or m.description in only]
-    return _run_mistakes(grading.lab, mistakes, options, jobs, visible)
+        return _run_mistakes(grading_for(lab_name).lab, mistakes, options, jobs, False, [None] * len(mistakes))
 
 
 def mistaken(lab, solved, mistake):
@@ -182,35 +192,37 @@ def mistaken(lab, solved, mistake):
     return answer, notebook
 
 
-def _run_mistakes(lab, mistakes, options, jobs, visible):
+def _run_mistakes(lab, mistakes, options, jobs, visible, seeds):
+    """A Row per mistake, each graded with its seed of `seeds` (None: its notebook's bytes give it)."""
     depends = grading_for(lab.name).depends
     solved = solved_notebook(lab, student_notebook(lab))
     answers = []
-    with tempfile.TemporaryDirectory() as scratch:
-        named = []
+    with tempfile.TemporaryDirectory() as scratch, ThreadPoolExecutor(max_workers=jobs) as threads:
+        paths = []
         for number, mistake in enumerate(mistakes, start=1):
             answer, notebook = mistaken(lab, solved, mistake)
             answers.append(answer)
-            path = Path(scratch) / f"mistake-{number:02d}.ipynb"
-            nbformat.write(notebook, path)
-            named.append(Submission(path.stem, lab.name, path, expected=lab.name))
-        graded = {}
-        grade_all(named, options, jobs, lambda submission, result, _: graded.__setitem__(submission, result))
+            paths.append(Path(scratch) / f"mistake-{number:02d}.ipynb")
+            nbformat.write(notebook, paths[-1])
+        graded = [result for result, _ in threads.map(
+            lambda pair: safe_grade(pair[0], replace(options, seed=pair[1]), lab.name), zip(paths, seeds))]
     verdicts = [(None, None)] * len(mistakes)
     if visible:
         with ThreadPoolExecutor(max_workers=jobs) as threads:
             verdicts = list(threads.map(lambda pair: visible_verdict(lab, pair[0].activity, pair[1], options),
                                     zip(mistakes, answers)))
     rows = []
-    for submission, mistake, (seen, seen_message) in zip(named, mistakes, verdicts):
-        tests = {test["name"]: test for test in graded[submission]["tests"]}
-        mine = tests.get(mistake.activity, {"score": 0, "max_score": 0, "output": graded[submission]["output"]})
+    for result, mistake, (seen, seen_message) in zip(graded, mistakes, verdicts):
+        tests = {test["name"]: test for test in result["tests"]}
+        mine = tests.get(mistake.activity, {"score": 0, "max_score": 0, "output": result["output"]})
         callers = set() if options.rejudge else {a for a, needs in depends.items() if mistake.activity in needs}
         elsewhere = {key: t["output"] for key, t in tests.items()
                      if key != mistake.activity and key not in callers and t["score"] != t["max_score"]}
         caught = bool(tests) and mine["score"] == 0 and mistake.hint in mine["output"]
+        extra = result.get("extra_data", {})
+        named = tuple(extra.get("diagnoses", {}).get(mistake.activity, {}).get("mistakes", ()))
         rows.append(Row(mistake, seen, seen_message, caught, mine["max_score"] - mine["score"], elsewhere,
-                        mine["output"]))
+                        mine["output"], named, mistake.activity in extra.get("stopped", ())))
     return rows
 
 
@@ -261,10 +273,11 @@ def fingerprints_by_seed(lab_name, mistakes, seeds, options, jobs, halt=False):
 
 
 def print_table(rows):
-    print(f"{'activity':<9}{'visible':<9}{'grader':<8}{'lost':<6}mistake")
+    print(f"{'activity':<9}{'visible':<9}{'grader':<8}{'lost':<6}{'named':<8}mistake")
     for row in rows:
+        named = "yes" if row.mistake.description in row.named else "stopped" if row.stopped else "NO"
         print(f"{row.mistake.activity:<9}{'caught' if row.visible_caught else 'MISSED':<9}"
-              f"{'caught' if row.grader_caught else 'MISSED':<8}{row.lost:<6}{row.mistake.description}")
+              f"{'caught' if row.grader_caught else 'MISSED':<8}{row.lost:<6}{named:<8}{row.mistake.description}")
     for row in rows:
         if not (row.grader_caught and row.others_intact):
             print(f"\ngrader on '{row.mistake.description}' ({row.mistake.activity}): {row.grader_message}")
