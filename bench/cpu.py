@@ -114,15 +114,20 @@ def counted():
         yield Counted(group)
     finally:
         _join(home)
-        left = sorted((p for p in group.rglob("*") if p.is_dir()), key=lambda p: len(p.parts), reverse=True)
-        for folder in [*left, group]:  # the deepest first: a group with groups below it cannot go
-            for _ in range(100):
-                try:
-                    folder.rmdir()
-                    break
-                except FileNotFoundError:
-                    break
-                except OSError:  # a process in it may still be on its way out
-                    time.sleep(0.05)
-            else:
-                print(f"bench/cpu.py: could not remove {folder}: processes are still in it", file=sys.stderr)
+        remove(group)
+
+
+def remove(group):
+    """The cpuacct group `group` and the groups below it, once the processes in them are gone."""
+    left = sorted((p for p in group.rglob("*") if p.is_dir()), key=lambda p: len(p.parts), reverse=True)
+    for folder in [*left, group]:  # the deepest first: a group with groups below it cannot go
+        for _ in range(100):
+            try:
+                folder.rmdir()
+                break
+            except FileNotFoundError:
+                break
+            except OSError:  # a process in it may still be on its way out
+                time.sleep(0.05)
+        else:
+            print(f"bench/cpu.py: could not remove {folder}: processes are still in it", file=sys.stderr)
