@@ -121,7 +121,7 @@ from autograder.measuring.catalogue import run_catalogue
 rows = run_catalogue({NAME!r}, Options(Limits(cell_seconds=30), choose_sandbox("auto")), jobs=2)
 print(json.dumps([dict(mistake=r.mistake.description, activity=r.mistake.activity, hint=r.mistake.hint,
                        grader=r.grader_caught, visible=r.visible_caught, lost=r.lost, intact=r.others_intact,
-                       message=r.grader_message) for r in rows]))
+                       named=r.mistake.description in r.named or r.stopped, message=r.grader_message) for r in rows]))
 """
 
 
@@ -136,6 +136,7 @@ def test_the_grader_catches_every_catalogued_mistake(copy):
         assert row["grader"] and row["hint"] in row["message"], what
         assert row["lost"] == 2 and row["intact"], what
         assert row["visible"], f"the visible check misses {row['mistake']}"
+        assert row["named"], f"the grader's diagnosis does not name {row['mistake']} (its fingerprints: `make new-lab`)"
 
 
 @pytest.mark.slow
