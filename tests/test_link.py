@@ -247,35 +247,9 @@ def leave():
 
 
 
-def test_a_probe_whose_line_is_gone_before_it_writes_says_the_line_is_lost():
-    """The submission's worker may be killed between two requests (its memory cap): the next
-    write finds no reader, and the probe says its line is lost, as when a read finds it closed,
-    rather than failing every later lookup of a name in the submission's namespace."""
-    to_submission, from_submission = os.pipe(), os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os._exit(0)
-    for end in (to_submission[0], from_submission[1]):
-        os.close(end)
-    os.waitpid(pid, 0)
-    link = worker.Link(from_submission[0], to_submission[1], serving=True)
-    sent, request = Sent(), {"seq": "s", "probe": "probe", "args": {}}
-    try:
-        scope = worker.apart(link, os.open(os.devnull, os.O_WRONLY), "0")
-        worker.run_probe(scope, {**request, "source": "def probe():\n    return Box(2.0).value\n"}, sent, link,
-                         line=link)
-    finally:
-        link.channel.close()
-    assert sent.reply["error"] == "ConnectionError" and sent.reply["line_lost"] is True, sent.reply
-
-
-@pytest.mark.parametrize("last_words", [b"", worker.RAN_OUT, b'{"partly": "a large rep' + worker.RAN_OUT],
-                         ids=["killed", "ran out", "ran out part way through a reply"])
-def test_a_probe_whose_request_finds_the_line_closed_says_why_the_other_side_closed_it(last_words):
-    """A submission's side that runs out of memory writes RAN_OUT and closes its line, and this side
-    may be writing its next request just then: the reply says MemoryError, as when it was reading
-    (the same mistake's replay once said ConnectionError, and was not named). A side that was
-    killed said nothing: ConnectionError."""
+def reply_after_the_other_side_left(last_words):
+    """The reply of a probe run apart whose first request finds the submission's side gone: a
+    forked child that wrote `last_words` on its line and exited."""
     to_submission, from_submission = os.pipe(), os.pipe()
     pid = os.fork()
     if pid == 0:
@@ -292,8 +266,25 @@ def test_a_probe_whose_request_finds_the_line_closed_says_why_the_other_side_clo
                          line=link)
     finally:
         link.channel.close()
-    assert sent.reply["error"] == ("MemoryError" if last_words else "ConnectionError"), sent.reply
-    assert sent.reply["line_lost"] is True
+    return sent.reply
+
+
+def test_a_probe_whose_line_is_gone_before_it_writes_says_the_line_is_lost():
+    """The submission's worker may be killed between two requests (its memory cap): the next
+    write finds no reader, and the probe says its line is lost, as when a read finds it closed,
+    rather than failing every later lookup of a name in the submission's namespace."""
+    reply = reply_after_the_other_side_left(b"")
+    assert reply["error"] == "ConnectionError" and reply["line_lost"] is True, reply
+
+
+@pytest.mark.parametrize("last_words", [worker.RAN_OUT, b'{"partly": "a large rep' + worker.RAN_OUT],
+                         ids=["ran out", "ran out part way through a reply"])
+def test_a_probe_whose_request_finds_the_line_closed_after_it_ran_out_says_memoryerror(last_words):
+    """A submission's side that runs out of memory writes RAN_OUT and closes its line, and this side
+    may be writing its next request just then: the reply says MemoryError, as when it was reading
+    (the same mistake's replay once said ConnectionError, and was not named)."""
+    reply = reply_after_the_other_side_left(last_words)
+    assert reply["error"] == "MemoryError" and reply["line_lost"] is True, reply
 
 
 def no_memory(*args):
