@@ -121,6 +121,30 @@ def test_a_read_asks_for_no_more_than_a_pipe_holds(monkeypatch):
     assert asked and all(size <= capacity for size in asked), (asked, capacity)
 
 
+def test_what_the_other_side_left_is_read_no_further_than_its_pipe_holds(monkeypatch):
+    """Once its writer is gone a pipe holds at most its capacity. A submission's side that shut only
+    its reading end and writes on could keep the pipe readable for as long as it liked; here the
+    pipe always is (a byte in it is never taken), and every read brings a full chunk."""
+    read, written = os.pipe()
+    os.write(written, b"x")
+    capacity = fcntl.fcntl(read, fcntl.F_GETPIPE_SZ)
+    taken = []
+
+    def endless(fd, size):
+        if sum(taken) > 16 * capacity:
+            raise AssertionError(f"left_behind read {sum(taken)} bytes of a pipe that holds {capacity}")
+        taken.append(size)
+        return b"x" * size
+
+    monkeypatch.setattr(worker, "_read", endless)
+    try:
+        assert worker.Channel(read, written).left_behind() == []
+    finally:
+        os.close(read)
+        os.close(written)
+    assert sum(taken) <= capacity, (sum(taken), capacity)
+
+
 def test_a_reply_to_no_request_waiting_closes_the_reference_side_of_the_line():
     """Calls nest, so the one reply the reference side can be given is to its last request:
     any other means the line lost its place, and waiting on would wait for ever."""

@@ -36,6 +36,7 @@ marked `unavailable` in its reply, so the feedback can say that the code needed 
 """
 import ast
 import base64
+import fcntl
 import json
 import math
 import os
@@ -51,6 +52,7 @@ _dumps, _loads, _b64encode, _b64decode = json.dumps, json.loads, base64.b64encod
 _write, _read, _close = os.write, os.read, os.close
 _isinstance, _type, _str, _dict, _exec, _compile, _len = isinstance, type, str, dict, exec, compile, len
 _bytearray = bytearray
+_fcntl, _GETPIPE_SZ = fcntl.fcntl, fcntl.F_GETPIPE_SZ
 _function = type(lambda: None)
 _probe_code = {}  # source -> code: every case of a lab sends the same probes, compiled once here
 _asarray, _prod = numpy.asarray, math.prod
@@ -290,12 +292,21 @@ class Channel:
 
     def left_behind(self):
         """The lines waiting in the pipe and the buffer, read without waiting for more: what the
-        other side wrote before it closed its end."""
+        other side wrote before it closed its end. Once its writer is gone a pipe holds at most its
+        capacity, so reading stops there: a side that shut only its reading end and writes on would
+        otherwise keep this one reading for as long as it liked, and what it writes then is not
+        what it left."""
         try:
-            while not self.closed and select.select([self.fd_in], [], [], 0)[0]:
+            most = _fcntl(self.fd_in, _GETPIPE_SZ)
+        except OSError:
+            most = READ_BYTES
+        taken = 0
+        try:
+            while not self.closed and taken < most and select.select([self.fd_in], [], [], 0)[0]:
                 chunk = _read(self.fd_in, READ_BYTES)
                 if not chunk:
                     break
+                taken += _len(chunk)
                 self.buffer += chunk
         except OSError:
             pass
