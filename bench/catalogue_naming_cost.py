@@ -12,7 +12,6 @@ Prints the wall seconds and CPU seconds of every process (bench/cpu.py's `counte
 the ratios now / before, and asserts that both catch the same mistakes and name the same ones.
 """
 import argparse
-import statistics
 import time
 from dataclasses import replace
 
@@ -25,6 +24,7 @@ from autograder.labs import grading_for
 from autograder.measuring import catalogue
 from autograder.measuring.fingerprints import measure
 from bench.cpu import counted
+from bench.ratios import report
 from course.labs import find_labs
 
 
@@ -67,12 +67,8 @@ def main():
                         cpus[name].append(cpu.seconds())
             assert all(v == verdicts["now"][0] for runs in verdicts.values() for v in runs), \
                 f"{lab.name}: the two ways disagree on what is caught or named"
-            wall = {name: statistics.median(walls[name]) for name in ways}
-            cpu = {name: statistics.median(cpus[name]) for name in ways}
             print(f"{lab.name}: {len(mistakes)} mistakes, median of {args.rounds} round(s)")
-            for name in ways:
-                print(f"  {name + ':':<8} {wall[name]:.1f} s wall, {cpu[name]:.1f} s CPU (every process)")
-            print(f"  ratios now / before: wall {wall['now'] / wall['before']:.2f}, CPU {cpu['now'] / cpu['before']:.2f}")
+            report(walls, cpus, "now", "before", indent="  ")
     finally:
         pool.close()
 

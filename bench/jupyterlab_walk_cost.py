@@ -13,10 +13,10 @@ wall seconds and CPU seconds and the ratios now / before.
 import argparse
 import os
 import re
-import statistics
 import sys
 
 from bench.cpu import run
+from bench.ratios import report
 
 WAY = "BENCH_JUPYTERLAB_WALK"
 
@@ -48,11 +48,8 @@ def main():
             cpus[way].append(measured.cpu)
             print(f"{way}: {measured.wall:.1f} s wall, {measured.cpu:.1f} s CPU ({measured.counted}); "
                   f"{measured.stdout.strip().splitlines()[-1]}", flush=True)
-    wall = {way: statistics.median(values) for way, values in walls.items()}
-    cpu = {way: statistics.median(values) for way, values in cpus.items()}
-    print(f"median of {args.rounds} round(s): before {wall['before']:.1f} s wall, {cpu['before']:.1f} s CPU; "
-          f"now {wall['now']:.1f} s wall, {cpu['now']:.1f} s CPU")
-    print(f"ratios now / before: wall {wall['now'] / wall['before']:.2f}, CPU {cpu['now'] / cpu['before']:.2f}")
+    print(f"median of {args.rounds} round(s):")
+    report(walls, cpus, "now", "before")
 
 
 if __name__ == "__main__":

@@ -6,10 +6,9 @@ milliseconds, so both ways must name the same mistakes (asserted).
 
     python -m bench.measure_limit_cost [--rounds 1] [--lab LAB ...]     (from the repository root)
 
-Prints each way's median wall and CPU seconds per lab, the answers that stopped, and the ratios 30 s / 60 s.
+Prints each way's median wall and CPU seconds per lab, the answers that stopped, and the ratios 30 / 60.
 """
 import argparse
-import statistics
 import time
 
 from autograder.grading.grade import Options
@@ -17,6 +16,7 @@ from autograder.isolation.sandbox import Limits, Pool
 from autograder.isolation.warm import lab_imports
 from autograder.measuring.fingerprints import measure, stranger_answers, variant_answers
 from bench.cpu import counted
+from bench.ratios import report
 from course.labs import find_labs
 
 FRESH_SEED = 99  # tests/test_diagnosis.py's
@@ -48,13 +48,9 @@ def main():
                     stopped |= {m.answer for m in measured if m.stopped}
             assert all(run == named[LIMITS[0]][0] for runs in named.values() for run in runs), \
                 f"{lab.name}: the two limits fail or name different answers"
-            wall = {seconds: statistics.median(values) for seconds, values in walls.items()}
-            cpu = {seconds: statistics.median(values) for seconds, values in cpus.items()}
             print(f"{lab.name}: {len(answers)} answers, median of {args.rounds} round(s); stopped: "
-                  f"{sorted(stopped) or 'none'}")
-            for seconds in LIMITS:
-                print(f"  {seconds} s a check: {wall[seconds]:.1f} s wall, {cpu[seconds]:.1f} s CPU (every process)")
-            print(f"  ratios 30 s / 60 s: wall {wall[30] / wall[60]:.2f}, CPU {cpu[30] / cpu[60]:.2f}")
+                  f"{sorted(stopped) or 'none'}; the ways are a hidden check's CPU limits in seconds")
+            report(walls, cpus, LIMITS[1], LIMITS[0], indent="  ")
     finally:
         pool.close()
 
