@@ -270,15 +270,16 @@ def leave():
 '''
 
 
-
 def reply_after_the_other_side_left(last_words):
     """The reply of a probe run apart whose first request finds the submission's side gone: a
     forked child that wrote `last_words` on its line and exited."""
     to_submission, from_submission = os.pipe(), os.pipe()
     pid = os.fork()
     if pid == 0:
-        os.write(from_submission[1], last_words)
-        os._exit(0)
+        try:
+            os.write(from_submission[1], last_words)
+        finally:
+            os._exit(0)  # whatever happens, the child never runs the rest of the test session
     for end in (to_submission[0], from_submission[1]):
         os.close(end)
     os.waitpid(pid, 0)
