@@ -145,6 +145,86 @@ def test_what_the_other_side_left_is_read_no_further_than_its_pipe_holds(monkeyp
     assert sum(taken) <= capacity, (sum(taken), capacity)
 
 
+def framed_stream(monkeypatch, *messages):
+    """What a framed Channel writes for `messages`, each packed by a Link."""
+    written = []
+    monkeypatch.setattr(worker, "_write", lambda fd, data: written.append(bytes(data)) or len(data))
+    sender = worker.Link(0, 1, serving=True)
+    for message in messages:
+        sender.channel.send({"value": sender.pack(message)}, "link", limit=None)
+    monkeypatch.undo()
+    return b"".join(written)
+
+
+def reading(monkeypatch, stream, cut=1 << 16):
+    """A framed Channel whose reads take `stream` `cut` bytes at a time, then find it closed."""
+    reads = iter([stream[i:i + cut] for i in range(0, len(stream), cut)])
+    monkeypatch.setattr(worker, "_read", lambda fd, size: next(reads, b""))
+    return worker.Channel(0, 1, framed=True)
+
+
+ARRAYS = [numpy.linspace(-1.0, 1.0, 100_000).reshape(200, 500).T, numpy.arange(12, dtype=numpy.int64).reshape(3, 4),
+          numpy.array([True, False]), numpy.zeros((0, 3), dtype=numpy.float32), numpy.float32(0.1), numpy.array(2.5)]
+
+
+@pytest.mark.parametrize("cut", [3, 4099, 1 << 16])
+def test_arrays_cross_a_link_as_their_bytes_and_come_back_as_they_were(monkeypatch, cut):
+    """An array's numbers go after the message's line, not as text in it, in any read's cuts;
+    the message after them is read in step."""
+    stream = framed_stream(monkeypatch, {"arrays": ARRAYS, "nested": [[ARRAYS[1]]]}, [1.5, "after"])
+    line = stream[:stream.index(b"\n")]
+    assert len(line) < 2000, "an array's numbers were sent as text in the line"
+    channel = reading(monkeypatch, stream, cut)
+    receiver = worker.Link(0, 1, serving=False)
+    got = receiver.unpack(channel.receive()["value"])
+    for sent, back in zip(ARRAYS + [ARRAYS[1]], [*got["arrays"], got["nested"][0][0]]):
+        assert type(back) is type(sent) and back.dtype == sent.dtype and back.shape == sent.shape
+        assert numpy.array_equal(back, sent)
+    assert receiver.unpack(channel.receive()["value"]) == [1.5, "after"]
+    assert channel.receive() is None
+
+
+def lying(sizes, data, tail=b""):
+    message = {"value": {"kind": "ndarray", "dtype": "<f8", "shape": [0], "data": data}}
+    return f'{{"frames": {json.dumps(sizes)}, "message": {json.dumps(message)}}}\n'.encode() + tail
+
+
+@pytest.mark.parametrize("stream", [
+    lying([8], 1, bytes(8)), lying([8], -1, bytes(8)), lying([-8], 0), lying([8.0], 0, bytes(8)),
+    lying([True], 0, bytes(8)), lying({"0": 8}, 0, bytes(8)), lying(8, 0, bytes(8)), b'{"frames": [], "x": 1}\n',
+], ids=["past the last frame", "before the first", "negative size", "a float size", "a bool size",
+        "sizes an object", "sizes a number", "no message"])
+def test_a_message_that_lies_about_its_frames_closes_the_line(monkeypatch, stream):
+    """What the other side sends is a claim: an array's data must be one of the frames its message
+    carries, whose sizes are byte counts. Anything else loses the line, as garbage does."""
+    link = worker.Link(0, 1, serving=True)
+    link.channel = reading(monkeypatch, stream)
+    monkeypatch.setattr(worker, "_close", lambda fd: None)
+    assert link.receive() is None
+    assert link.channel.closed and "could not be read" in link.broken
+
+
+def test_an_array_that_refers_to_a_frame_in_a_message_without_frames_is_unreadable(monkeypatch):
+    message = {"value": {"kind": "ndarray", "dtype": "<f8", "shape": [0], "data": 0}}
+    channel = reading(monkeypatch, json.dumps(message).encode() + b"\n")
+    with pytest.raises(ValueError, match="neither text nor a frame"):
+        worker.Link(0, 1, serving=True).unpack(channel.receive()["value"])
+
+
+def test_only_a_links_channel_reads_frames(monkeypatch):
+    """The grader's pipe carries JSON lines only: a line there that looks like a framed message is
+    read as the line it is, and what follows it is the next line."""
+    reads = iter([b'{"frames": [8], "message": 1}\n{"next": 2}\n', b""])
+    monkeypatch.setattr(worker, "_read", lambda fd, size: next(reads))
+    channel = worker.Channel(0, 1)
+    assert channel.receive() == {"frames": [8], "message": 1} and channel.receive() == {"next": 2}
+
+
+def test_a_stream_that_ends_inside_a_messages_frames_is_closed(monkeypatch):
+    stream = framed_stream(monkeypatch, ARRAYS[1])
+    assert reading(monkeypatch, stream[:-1]).receive() is None
+
+
 def test_a_reply_to_no_request_waiting_closes_the_reference_side_of_the_line():
     """Calls nest, so the one reply the reference side can be given is to its last request:
     any other means the line lost its place, and waiting on would wait for ever."""
@@ -312,7 +392,7 @@ def test_a_probe_whose_request_finds_the_line_closed_after_it_ran_out_says_memor
     assert reply["error"] == "MemoryError" and reply["line_lost"] is True, reply
 
 
-def no_memory(*args):
+def no_memory(*args, **kwargs):
     raise MemoryError
 
 
