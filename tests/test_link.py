@@ -211,6 +211,14 @@ def test_an_array_that_refers_to_a_frame_in_a_message_without_frames_is_unreadab
         worker.Link(0, 1, serving=True).unpack(channel.receive()["value"])
 
 
+@pytest.mark.parametrize("frame", [bytes(16), bytes(7)], ids=["two numbers for three", "not whole numbers"])
+def test_an_array_whose_frame_does_not_fit_its_shape_is_unreadable(monkeypatch, frame):
+    message = {"value": {"kind": "ndarray", "dtype": "<f8", "shape": [3], "data": 0}}
+    stream = f'{{"frames": [{len(frame)}], "message": {json.dumps(message)}}}\n'.encode() + frame
+    with pytest.raises(ValueError):
+        worker.Link(0, 1, serving=True).unpack(reading(monkeypatch, stream).receive()["value"])
+
+
 def test_only_a_links_channel_reads_frames(monkeypatch):
     """The grader's pipe carries JSON lines only: a line there that looks like a framed message is
     read as the line it is, and what follows it is the next line."""
