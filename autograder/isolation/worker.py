@@ -297,7 +297,7 @@ class Channel:
     bytes as they are, after the line, instead of as base64 text inside it: a message that carries
     arrays is the line {"frames": [their sizes], "message": ...}, in which each array's "data" is
     its frame's number, followed by the frames. A re-grade sends hundreds of MB across a link,
-    and the text cost about 9 ms of CPU a MB between the two sides (docs/speed.md)."""
+    and as text each MB cost about 10 ms of CPU between the two sides (docs/speed.md)."""
 
     def __init__(self, fd_in, fd_out, framed=False):
         self.fd_in, self.fd_out, self.buffer, self.closed = fd_in, fd_out, _bytearray(), False
