@@ -91,6 +91,13 @@ def test_a_read_that_fails_part_way_closes_the_line_and_the_other_side_stops_wai
     pytest.fail("the reference side still waits on a line that lost its place")
 
 
+def reading(monkeypatch, stream, cut=1 << 16, framed=True):
+    """A Channel whose reads take `stream` `cut` bytes at a time, then find it closed."""
+    reads = iter([stream[i:i + cut] for i in range(0, len(stream), cut)])
+    monkeypatch.setattr(worker, "_read", lambda fd, size: next(reads, b""))
+    return worker.Channel(0, 1, framed=framed)
+
+
 @pytest.mark.parametrize("cut", [1, 7, 64, 1 << 16])
 def test_every_message_is_read_whole_however_the_pipe_cuts_it(monkeypatch, cut):
     """A line's end may come in any read: first, last or alone in it, with several messages in
@@ -98,9 +105,7 @@ def test_every_message_is_read_whole_however_the_pipe_cuts_it(monkeypatch, cut):
     next one, and a stream that ends part way through a message gives None."""
     messages = [{"a": 1}, {"b": "x" * 300_000}, {"c": [1, 2]}, {}, {"d": "\u00e9" * 5}]
     stream = b"".join(json.dumps(m).encode() + b"\n" for m in messages) + b'{"cut": '
-    reads = [stream[i:i + cut] for i in range(0, len(stream), cut)] + [b""]
-    monkeypatch.setattr(worker, "_read", lambda fd, size: reads.pop(0))
-    channel = worker.Channel(0, 1)
+    channel = reading(monkeypatch, stream, cut, framed=False)
     assert [channel.receive() for _ in messages] == messages
     assert channel.receive() is None
 
@@ -156,11 +161,6 @@ def framed_stream(monkeypatch, *messages):
     return b"".join(written)
 
 
-def reading(monkeypatch, stream, cut=1 << 16):
-    """A framed Channel whose reads take `stream` `cut` bytes at a time, then find it closed."""
-    reads = iter([stream[i:i + cut] for i in range(0, len(stream), cut)])
-    monkeypatch.setattr(worker, "_read", lambda fd, size: next(reads, b""))
-    return worker.Channel(0, 1, framed=True)
 
 
 ARRAYS = [numpy.linspace(-1.0, 1.0, 100_000).reshape(200, 500).T, numpy.arange(12, dtype=numpy.int64).reshape(3, 4),
@@ -222,9 +222,7 @@ def test_an_array_whose_frame_does_not_fit_its_shape_is_unreadable(monkeypatch, 
 def test_only_a_links_channel_reads_frames(monkeypatch):
     """The grader's pipe carries JSON lines only: a line there that looks like a framed message is
     read as the line it is, and what follows it is the next line."""
-    reads = iter([b'{"frames": [8], "message": 1}\n{"next": 2}\n', b""])
-    monkeypatch.setattr(worker, "_read", lambda fd, size: next(reads))
-    channel = worker.Channel(0, 1)
+    channel = reading(monkeypatch, b'{"frames": [8], "message": 1}\n{"next": 2}\n', framed=False)
     assert channel.receive() == {"frames": [8], "message": 1} and channel.receive() == {"next": 2}
 
 
