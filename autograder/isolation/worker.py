@@ -342,6 +342,11 @@ class Channel:
         del self.buffer[:end + 1]
         if not (self.framed and line.startswith(_FRAMES_HEAD)):  # most messages carry no array
             return _loads(line)
+        return self._with_frames(line)
+
+    def _with_frames(self, line):
+        """The message of a framed `line`, its arrays' data the frames that follow it; None when
+        the stream ends first. Sizes and frame numbers are the other side's claims: checked."""
         arrays = []  # every array's description: its "data" is to be a frame
         message = _loads(line, object_hook=lambda found: (
             arrays.append(found) if found.get("kind") in _FRAMED and _type(found.get("data")) is int else None, found)[1])
