@@ -480,6 +480,7 @@ def test_a_probes_error_from_the_submissions_side_keeps_how_that_side_described_
 
 class Sent:
     """The grader's pipe, as run_probe writes a reply to it."""
+    sends_frames = True
 
     def send(self, reply, seq):
         self.reply = reply

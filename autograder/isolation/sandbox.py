@@ -35,7 +35,7 @@ from autograder.isolation.cgroups import ControlGroup, available
 from autograder.isolation.errors import GraderError, GradingProblem
 from autograder.isolation.private_root import enter, private_root
 from autograder.isolation.warm import lab_imports
-from autograder.isolation.worker import MAX_REPLY, READ_BYTES, REPLY_NESTING
+from autograder.isolation.worker import MAX_REPLY, READ_BYTES, REPLY_NESTING, frame_sizes, with_frames
 from autograder.isolation.zygote import proc_covered, write_proc_covers
 from course.folder import PACKAGES
 
@@ -83,13 +83,33 @@ class WorkerFailure(GradingProblem):
 
 class Lines:
     """The lines of a stream, each held to at most `cap` bytes while it arrives: a longer one is
-    dropped as it streams in, never kept whole, and counts as a line that says nothing (None)."""
+    dropped as it streams in, never kept whole, and counts as a line that says nothing (None).
 
-    def __init__(self, cap):
-        self.cap, self.partial, self.dropping, self.ready = cap, bytearray(), False, collections.deque()
+    Where the stream is `framed` (a worker's replies: worker.Channel), a line whose head announces
+    frames is followed by that many bytes, which belong to it and are no line: they are taken
+    with it, within the same cap, or stepped over unkept where line and frames together would pass
+    it. The head is whatever wrote the line claims, so a forged one can make the reader step over
+    what follows it, an honest reply included: that costs the submission that forged it the wait
+    for a reply, as any garbage it writes before a reply does."""
+
+    def __init__(self, cap, framed=False):
+        self.cap, self.framed, self.partial, self.dropping = cap, framed, bytearray(), False
+        self.ready = collections.deque()
+        self.awaiting = None  # a framed line whose frames are arriving (None: dropped or none), its frames so far
+        self.frames_left = 0  # bytes of frames still to come
 
     def feed(self, chunk):
         while chunk:
+            if self.frames_left:
+                taken, chunk = chunk[:self.frames_left], chunk[self.frames_left:]
+                self.frames_left -= len(taken)
+                if self.awaiting is not None:
+                    self.awaiting[1].extend(taken)
+                if not self.frames_left:
+                    self.ready.append((None, None) if self.awaiting is None else
+                                      (self.awaiting[0], bytes(self.awaiting[1])))
+                    self.awaiting = None
+                continue
             end = chunk.find(b"\n")
             piece, chunk = (chunk, b"") if end < 0 else (chunk[:end], chunk[end + 1:])
             if not self.dropping:
@@ -97,11 +117,20 @@ class Lines:
                 if len(self.partial) > self.cap:
                     self.partial, self.dropping = bytearray(), True
             if end >= 0:
-                self.ready.append(None if self.dropping else bytes(self.partial))
+                self._ended(None if self.dropping else bytes(self.partial))
                 self.partial, self.dropping = bytearray(), False
 
+    def _ended(self, line):
+        sizes = frame_sizes(line) if self.framed and line is not None else None
+        if not sizes or not sum(sizes):
+            self.ready.append((line, None if sizes is None else b""))
+            return
+        self.frames_left = sum(sizes)
+        self.awaiting = (line, bytearray()) if len(line) + self.frames_left <= self.cap else None
+
     def next(self):
-        """The oldest whole line (None for one that was too long); call only when `ready`."""
+        """The oldest whole line (None for one that was too long) and its frames' bytes (None for a
+        line without frames: every line of a stream that is not `framed`); call only when `ready`."""
         return self.ready.popleft()
 
 
@@ -111,16 +140,17 @@ def json_values(line):
     return line.count(b",") + line.count(b"[") + line.count(b"{") + 1
 
 
-def parse_reply(line):
-    """A line of the reply pipe as JSON, or None where it is no reply: not JSON, holding more
-    values than LINE_VALUES, or nested deeper than an honest reply (the parser's own recursion
-    is caught, never let through). The count comes first, so that what the parser builds of a
-    hostile line stays small (see LINE_VALUES)."""
+def parse_reply(line, frames=None):
+    """A line of the reply pipe as JSON (a framed line's message, its arrays' data its `frames`:
+    worker.with_frames), or None where it is no reply: not JSON, holding more values than
+    LINE_VALUES, nested deeper than an honest reply (the parser's own recursion is caught, never
+    let through), or framed otherwise than Channel.send frames. The count comes first, so that what
+    the parser builds of a hostile line stays small (see LINE_VALUES)."""
     if line is None or json_values(line) > LINE_VALUES:
         return None
     try:
-        value = json.loads(line)
-    except (ValueError, RecursionError):
+        value = json.loads(line) if frames is None else with_frames(line, frames)
+    except (ValueError, RecursionError, KeyError):
         return None
     return value if nesting_within(value, REPLY_NESTING) else None
 
@@ -555,7 +585,7 @@ class Zygote:
             if not chunk:
                 raise WorkerFailure("died", "the grader's zygote ended")
             self._lines.feed(chunk)
-        answer = parse_reply(self._lines.next())
+        answer = parse_reply(*self._lines.next())
         if not isinstance(answer, dict):
             raise WorkerFailure("protocol", "the grader's zygote answered something that is not an answer")
         return answer
@@ -701,9 +731,9 @@ class Kept:
     def __init__(self, declared):
         self.declared, self.observations, self.size, self.values = declared, [], 0, 0
 
-    def add(self, reply, line):
-        """`reply`: `line` (its bytes) as parse_reply gave it."""
-        self.size += len(line)
+    def add(self, reply, line, frames=b""):
+        """`reply`: `line` (its bytes) and its `frames` as parse_reply gave it."""
+        self.size += len(line) + len(frames)
         self.values += json_values(line)
         if self.size > MAX_REPLY or self.values > LINE_VALUES:
             raise WorkerFailure("protocol", f"the request's reply and observations took more than {MAX_REPLY} "
@@ -777,7 +807,7 @@ class Worker:
             stopper.workers.add(self)
         os.close(to_worker)
         os.close(from_worker)
-        self._lines, self._seq, self._start, self._threads_since = Lines(MAX_REPLY), "0", None, None
+        self._lines, self._seq, self._start, self._threads_since = Lines(MAX_REPLY, framed=True), "0", None, None
         # The grader's own CPU seconds spent parsing this worker's lines, counted as the
         # submission's (see _clock), and the bytes it read from it (see Clock.received).
         self.parsing, self.received = 0.0, 0
@@ -874,20 +904,20 @@ class Worker:
         kept = Kept(observations)  # a probe's observations come before its reply (worker.py)
         read = self.received
         while True:
-            line, reply = self._next_line(since, timeout)
+            line, frames, reply = self._next_line(since, timeout)
             if budget is not None and self.received - read > budget:
                 raise WorkerFailure("protocol", f"the worker wrote more than the {budget} bytes left to the "
                                                 "submission on the grader's pipe")
             if isinstance(reply, dict) and reply.get("seq") == self._seq:
-                kept.add(reply, line)
+                kept.add(reply, line, frames)
                 if "observation" not in reply:
                     reply["observations"] = kept.observations
                     return reply
 
     def _next_line(self, since, timeout):
-        """(the next line of the reply pipe, b"" for one too long, and what parse_reply makes of it): never
-        more than MAX_REPLY bytes of one line are held, however much the submission writes. The
-        parsing's CPU time is the submission's."""
+        """(the next line of the reply pipe, b"" for one too long; its frames, b"" for none; and what
+        parse_reply makes of them): never more than MAX_REPLY bytes of one line and its frames are
+        held, however much the submission writes. The parsing's CPU time is the submission's."""
         while not self._lines.ready:
             readable = select.select([self._replies], [], [], POLL_SECONDS)[0]
             why = self._over(since, timeout)  # also while a flood keeps the pipe readable
@@ -900,13 +930,13 @@ class Worker:
                 raise self._died()
             self.received += len(chunk)
             self._lines.feed(chunk)
-        line = self._lines.next()
+        line, frames = self._lines.next()
         started = time.thread_time()
         try:
             if line is not None and json_values(line) > LINE_VALUES and self._seq.encode() in line:
                 # The request's tag on a line no honest reply fills: a forgery, refused unparsed.
                 raise WorkerFailure("protocol", "a line carrying the request's tag held more values than any reply")
-            return line or b"", parse_reply(line)
+            return line or b"", frames or b"", parse_reply(line, frames)
         finally:
             self.parsing += time.thread_time() - started
 

@@ -19,9 +19,10 @@ Requests:  {"op": "run", "source": ...}                     execute a cell
                                                             probes on the submission's objects
                                                             across the link (see serve_reference)
 Every request carries a random tag `seq` that its reply repeats, so the grader can tell its
-replies from anything else written to OUT. A reply is one line of at most MAX_REPLY bytes (one
-that would be longer is sent as an error instead), nested at most REPLY_NESTING deep; the grader
-takes nothing longer or deeper for a reply.
+replies from anything else written to OUT. A reply is one line, followed by its arrays' bytes
+where it carries arrays (Channel's frames), of at most MAX_REPLY bytes in all (one that would be
+longer is sent as an error instead), nested at most REPLY_NESTING deep; the grader takes nothing
+longer or deeper for a reply.
 While a probe runs, it may also call `_observe(value)`
 (a name of its scope): the value is encoded and written to OUT at once, as
 {"observation": ..., "seq": ...}, before any more of the submission's code runs, so nothing the
@@ -40,6 +41,7 @@ import fcntl
 import json
 import math
 import os
+import re
 import select
 import signal
 import sys
@@ -60,10 +62,11 @@ _PLAIN = (bool, int, float, str, type(None))
 _NoneType = type(None)
 MAX_ITEMS = 100_000  # scalar_engine's deepest hidden graph reports each of its 10,001 nodes
 _MAX_STRING = 2000
-# The largest reply of the labs' solved notebooks is 10.7 MB: a forward-mode case of 500,000
-# entries that only one forward pass can answer in time (tensor_engine's C; the others are under
-# 0.25 MB). 24 MiB leaves room for twice that, while what the grader's JSON parser makes of a
-# hostile line of that size stays under a GB, for as long as it takes to parse it.
+# The largest reply of the labs' solved notebooks is 8.0 MB, its line and its arrays' bytes (10.7 MB
+# as base64 text): a forward-mode case of 500,000 entries that only one forward pass can answer in
+# time (tensor_engine's and pt03_autodiff's C; the others are under 0.31 MB). 24 MiB leaves room for
+# twice that, while what the grader's JSON parser makes of a hostile line of that size stays under
+# a GB, for as long as it takes to parse it.
 MAX_REPLY = 24 << 20
 # A read asks for a pipe's capacity, not more. A larger request is a buffer above glibc's threshold
 # for mapping memory apart (128 KiB), mapped and unmapped again at every read of a process that has
@@ -82,6 +85,9 @@ QUOTED = 160
 _MAX_DIMENSIONS = 32
 _FRAMED = ("ndarray", "scalar")  # the descriptions whose "data" a framed Channel sends as a frame
 _FRAMES_HEAD = b'{"frames": '  # how the line of a message with frames begins
+# The whole head of such a line, as Channel.send writes it: the frames' sizes are read from it
+# before the line is parsed, or whether it is parsed at all, so that a reader can step over them.
+_FRAME_SIZES = re.compile(rb'\{"frames": \[(\d{1,12}(?:, \d{1,12}){0,%d})?\], "message": ' % (MAX_ITEMS - 1))
 
 
 def _plain_tree(value, depth):
@@ -292,16 +298,53 @@ def run_each(shell, source, absence):
     return absence.describe(first) if first is not None else {"ok": True}
 
 
-class Channel:
-    """Messages as JSON lines. A `framed` channel (a Link's, between two workers) sends an array's
-    bytes as they are, after the line, instead of as base64 text inside it: a message that carries
-    arrays is the line {"frames": [their sizes], "message": ...}, in which each array's "data" is
-    its frame's number, followed by the frames. A re-grade sends hundreds of MB across a link,
-    and as text each MB cost about 10 ms of CPU between the two sides (docs/speed.md)."""
+def frame_sizes(line):
+    """The sizes of the frames that follow the framed `line`, from its head alone; None where
+    the head is not one Channel.send writes."""
+    head = _FRAME_SIZES.match(line)
+    if head is None:
+        return None
+    return [int(size) for size in head.group(1).split(b", ")] if head.group(1) else []
 
-    def __init__(self, fd_in, fd_out, framed=False):
+
+def with_frames(line, frames):
+    """The message of the framed `line`, each of its arrays' "data" (a frame's number) replaced by
+    that frame of `frames` (their bytes, back to back, as frame_sizes says). What the writer says
+    is a claim: a head that is not one, or an array that refers to a frame the line does not
+    announce, is a ValueError."""
+    sizes = frame_sizes(line)
+    if sizes is None:
+        raise ValueError("a message's frame sizes are not byte counts")
+    starts = [0]
+    for size in sizes:
+        starts.append(starts[-1] + size)
+    if starts[-1] != _len(frames):
+        raise ValueError(f"a message announces {starts[-1]} bytes of frames and comes with {_len(frames)}")
+    arrays = []  # every array's description: its "data" is to be a frame
+    message = _loads(line, object_hook=lambda found: (
+        arrays.append(found) if found.get("kind") in _FRAMED and _type(found.get("data")) is int else None, found)[1])
+    frames = memoryview(frames)
+    for array in arrays:
+        number = array["data"]
+        if not 0 <= number < _len(sizes):
+            raise ValueError(f"an array's data refers to frame {number} of {_len(sizes)}")
+        array["data"] = frames[starts[number]:starts[number + 1]]
+    return message["message"]
+
+
+class Channel:
+    """Messages as JSON lines. A framed channel sends an array's bytes as they are, after the
+    line, instead of as base64 text inside it: a message that carries arrays is the line
+    {"frames": [their sizes], "message": ...}, in which each array's "data" is its frame's number,
+    followed by the frames. A re-grade sends hundreds of MB across a link, and a grading of
+    pt03_autodiff or tensor_engine sends the grader 12 MB of arrays; as text each MB cost about
+    10 ms of CPU between the two sides (docs/speed.md). A Link's channel (`framed`) sends and reads
+    frames; a worker's channel to the grader (`sends_frames`) sends them, and the grader reads them
+    (sandbox.Lines); what the grader sends carries none."""
+
+    def __init__(self, fd_in, fd_out, framed=False, sends_frames=False):
         self.fd_in, self.fd_out, self.buffer, self.closed = fd_in, fd_out, _bytearray(), False
-        self.framed = framed
+        self.framed, self.sends_frames = framed, framed or sends_frames
 
     def left_behind(self):
         """The lines waiting in the pipe and the buffer, read without waiting for more: what the
@@ -346,35 +389,25 @@ class Channel:
 
     def _with_frames(self, line):
         """The message of a framed `line`, its arrays' data the frames that follow it; None when
-        the stream ends first. Sizes and frame numbers are the other side's claims: checked."""
-        arrays = []  # every array's description: its "data" is to be a frame
-        message = _loads(line, object_hook=lambda found: (
-            arrays.append(found) if found.get("kind") in _FRAMED and _type(found.get("data")) is int else None, found)[1])
-        sizes = message["frames"]
-        if any(_type(size) is not int or size < 0 for size in sizes):  # a number or null is no list: TypeError
+        the stream ends first."""
+        sizes = frame_sizes(line)
+        if sizes is None:
             raise ValueError("a message's frame sizes are not byte counts")
-        starts = [0]
-        for size in sizes:
-            starts.append(starts[-1] + size)
-        while _len(self.buffer) < starts[-1]:
+        total = sum(sizes)
+        while _len(self.buffer) < total:
             chunk = _read(self.fd_in, READ_BYTES)
             if not chunk:
                 return None
             self.buffer += chunk
-        frames = memoryview(bytes(self.buffer[:starts[-1]]))  # copied out: the buffer is cut next
-        del self.buffer[:starts[-1]]
-        for array in arrays:
-            number = array["data"]
-            if not 0 <= number < _len(sizes):
-                raise ValueError(f"an array's data refers to frame {number} of {_len(sizes)}")
-            array["data"] = frames[starts[number]:starts[number + 1]]
-        return message["message"]
+        frames = bytes(self.buffer[:total])  # copied out: the buffer is cut next
+        del self.buffer[:total]
+        return with_frames(line, frames)
 
     def send(self, reply, seq, limit=MAX_REPLY):
         """`limit`: None on a Link, whose other end is a worker with its own memory cap."""
         reply["seq"] = seq
         frames = []
-        if self.framed:
+        if self.sends_frames:
             def framed(data):  # an array's bytes (encode's `raw`): written after the line
                 if _type(data) is not bytes:
                     raise TypeError(f"a {_type(data).__name__} is not sent across a line")
@@ -386,9 +419,11 @@ class Channel:
         else:
             text = _dumps(reply)
         data = (text + "\n").encode()
-        if limit is not None and len(data) > limit:  # the grader would take it for garbage and wait for the real one
-            data = (_dumps({"error": "ReplyTooLarge", "seq": seq, "message": f"the answer takes {len(data)} bytes "
-                            f"as a reply; the grader reads at most {MAX_REPLY}"}) + "\n").encode()
+        if limit is not None and len(data) + sum(map(_len, frames)) > limit:  # the grader would take it for garbage
+            data = (_dumps({"error": "ReplyTooLarge", "seq": seq, "message": f"the answer takes "
+                            f"{len(data) + sum(map(_len, frames))} bytes as a reply; the grader reads at most "
+                            f"{MAX_REPLY}"}) + "\n").encode()
+            frames = []
         if self.closed:
             raise ConnectionError("the reference engine's line is closed")
         for part in (data, *frames):
@@ -982,7 +1017,7 @@ def run_probe(scope, request, channel, describer, line=None):
             code = _probe_code[source] = _compile(source, "<string>", "exec")
         _exec(code, scope)
         answer = scope[request.get("probe", "probe")](**{k: decode(v) for k, v in request["args"].items()})
-        channel.send(said({"ok": True, "value": encode(answer)}), seq)
+        channel.send(said({"ok": True, "value": encode(answer, raw=channel.sends_frames)}), seq)
     except BaseException as error:  # the submission's errors are the grader's data
         channel.send(said(describer.describe(error)), seq)
 
@@ -1021,7 +1056,7 @@ def main(fd_in, fd_out, hidden=(), link=None):
     # The grader reads a failed cell's exception, never its rendering, and IPython takes seconds of
     # the submission's CPU time to render the 10,000 frames of a RecursionError.
     shell.showtraceback = lambda *args, **kwargs: None
-    channel = Channel(fd_in, fd_out)
+    channel = Channel(fd_in, fd_out, sends_frames=True)
     line = None
     if link is not None:
         line = Link(link[0], link[1], serving=False)
