@@ -36,11 +36,21 @@ def installed_environment(folder):
     # The dependencies: a path line of a .pth file adds that folder, whose own .pth files (an
     # editable install of the checkout among them) are not read.
     (purelib / "dependencies.pth").write_text(sysconfig.get_path("purelib") + "\n")
-    wheel = build_wheel(folder)
+    install(build_wheel(folder), venv)
+    return venv / "bin"
+
+
+def install(wheel, venv):
+    """`pip install` the `wheel` into `venv`, whose dependencies come through a .pth file. From the
+    venv's folder and without the test run's PYTHONPATH: the venv's Python puts its working folder
+    on sys.path, and seeing the checkout it finds the checkout's own autodiff_course.egg-info (left
+    by a build there), takes the project for installed already, and installs nothing."""
     subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "--quiet",
                     "--disable-pip-version-check", "--no-deps", "--no-index", str(wheel)],
-                   check=True, capture_output=True, timeout=600)
-    return venv / "bin"
+                   cwd=venv.parent, env=clean_environment(), check=True, capture_output=True, timeout=600)
+    name, version = Path(wheel).name.split("-")[:2]
+    if not list(venv.glob(f"lib/python*/site-packages/{name}-{version}.dist-info")):
+        raise RuntimeError(f"pip left {Path(wheel).name} uninstalled in {venv}")
 
 
 def course_copy(folder):

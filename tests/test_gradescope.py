@@ -27,7 +27,7 @@ from autograder.records.report import title_text
 from tests.adversarial.common import answer, indent, nth, reference, wrong_answer
 from tests.adversarial.generic import READ_HIDDEN, READ_SOURCE, fill
 from tests.helpers import LABS, ROOT, all_points, grade_command, lab_notebook, read, results_in
-from tests.installed import clean_environment
+from tests.installed import clean_environment, install
 from tests.submissions import save, variants
 
 pytestmark = pytest.mark.slow  # each bundle is checked by the grader's lab check, which computes PyTorch's answers
@@ -151,9 +151,7 @@ def environment(venv, wheel):
                               "import sysconfig; print(sysconfig.get_path('purelib'))"],
                              check=True, capture_output=True, text=True, timeout=60).stdout.strip()
     Path(purelib, "dependencies.pth").write_text(sysconfig.get_path("purelib") + "\n")
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "--quiet",
-                    "--disable-pip-version-check", "--no-deps", "--no-index", str(wheel)],
-                   check=True, capture_output=True, timeout=600)
+    install(wheel, Path(venv))
     return venv / "bin"
 
 
