@@ -197,9 +197,12 @@ def probe_one(folder, pool, hidden, source, call):
         worker.close()
 
 
-def run_pair(pool, hidden):
-    """Start two workers, let the first write, and return what the second reads while both live."""
-    folders = [Path(tempfile.mkdtemp(prefix="channels-")) for _ in range(2)]
+def run_pair(folder, pool, hidden):
+    """Start two workers in folders of `folder`, let the first write, and return what the second
+    reads while both live."""
+    folders = [folder / "writer", folder / "reader"]
+    for made in folders:
+        made.mkdir()
     writer = Worker(folders[0], Limits(), True, pool, hidden)
     reader = Worker(folders[1], Limits(), True, pool, hidden)
     try:
@@ -219,8 +222,8 @@ def refused(seen):
 
 @pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
 @pytest.mark.parametrize("hidden", [(), WITHOUT_PYTORCH], ids=["with-pytorch", "without-pytorch"])
-def test_a_worker_reads_nothing_another_one_set(pool, warm, hidden):
-    seen = run_pair(pool if warm else None, hidden)
+def test_a_worker_reads_nothing_another_one_set(tmp_path, pool, warm, hidden):
+    seen = run_pair(tmp_path, pool if warm else None, hidden)
     assert refused(seen), seen
 
 

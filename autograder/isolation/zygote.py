@@ -248,6 +248,9 @@ def preload(modules, hidden):
     Returns why the zygote cannot serve, or None."""
     if "torch" not in hidden:
         import torch
+        # A first backward() imports this (and SymPy with it): 0.3 s of CPU in every worker
+        # that calls one, where the zygote pays it once.
+        import torch.fx.experimental.symbolic_shapes  # noqa: F401
 
         torch.set_num_threads(1)
         torch.set_num_interop_threads(1)
