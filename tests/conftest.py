@@ -126,10 +126,15 @@ def pytest_collection_modifyitems(items):
 
 def shared_fixtures(nodeid):
     """The group of the test `nodeid`: a module's tests of one lab (its module-scoped fixtures
-    grade that lab), and every test of the graded class (the session's `uninterrupted`)."""
+    grade that lab), every test of the graded class (the session's `uninterrupted`), and every
+    test that reads one lab's instructor notebook executed (helpers.instructor_run, cached in its
+    process: a second process would execute it again, for up to a minute and a half)."""
     module, _, name = nodeid.partition("::")
-    if "uninterrupted" in (ROOT / module).read_text():
+    text = (ROOT / module).read_text()
+    if "uninterrupted" in text:
         return "the graded class"
     params = name[name.find("[") + 1:-1].split("-") if name.endswith("]") else []
-    labs = [lab.name for lab in LABS if lab.name in params]
+    labs = [lab.name for lab in LABS if lab.name in params or f"test_{lab.name}_" in module]
+    if labs and "instructor_run(" in text:
+        return f"the instructor run of {labs[0]}"
     return f"{module} of {labs[0]}" if labs else module
