@@ -14,7 +14,6 @@ checkout / REV. Both must give the same scores and feedback.
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 from collections import Counter
@@ -24,6 +23,7 @@ import nbformat
 
 from autograder.labs import declared_depends
 from bench.cpu import run
+from bench.worktree import checked_out
 from build_student import build
 from course.labs import find_labs
 from tests.helpers import ROOT
@@ -34,11 +34,6 @@ def most_called(lab):
     whose callers are re-graded on the most of the correct engine)."""
     calls = Counter(need for needs in declared_depends(lab.name).values() for need in needs)
     return max(reversed(lab.activities), key=lambda activity: calls[activity])
-
-
-def worktree(rev, folder):
-    subprocess.run(["git", "worktree", "add", "--detach", str(folder), rev], cwd=ROOT, check=True,
-                   capture_output=True)
 
 
 def grade(tree, notebook, out, secret):
@@ -60,8 +55,7 @@ def main():
     with tempfile.TemporaryDirectory() as scratch:
         scratch = Path(scratch)
         trees = {"this checkout": ROOT, args.before: scratch / "before"}
-        worktree(args.before, trees[args.before])
-        try:
+        with checked_out(args.before, trees[args.before]):
             secret = scratch / "secret"  # both draw the same hidden inputs
             secret.write_bytes(os.urandom(32))
             build(scratch / "solved", solved=True)
@@ -94,9 +88,6 @@ def main():
                 print(f"  {args.before}: wall {wall0:6.1f} s, CPU {cpu0:6.1f} s, workers {own0:6.1f} s")
                 print(f"  this checkout: wall {wall:6.1f} s, CPU {cpu:6.1f} s, workers {own:6.1f} s   ratio wall "
                       f"{wall / wall0:.2f}, CPU {cpu / cpu0:.2f}, workers {own / own0:.2f}")
-        finally:
-            subprocess.run(["git", "worktree", "remove", "--force", str(trees[args.before])], cwd=ROOT,
-                           capture_output=True)
 
 
 if __name__ == "__main__":
