@@ -10,20 +10,14 @@ Prints, per lab, the least wall and CPU seconds of a run each way (CPU of every 
 command starts, its zygotes and sandboxed workers included: bench/cpu.py) and the ratios this
 checkout / REV. Every copy must get the same score from both.
 """
-import argparse
 import json
-import os
-import sys
-import tempfile
 from pathlib import Path
 
 import nbformat
 
-from bench.cpu import run
-from bench.worktree import checked_out
+from bench.worktree import HERE, arguments, beside, grade_command
 from build_student import build
 from course.labs import find_labs
-from tests.helpers import ROOT
 
 
 def class_of(solved, copies, folder):
@@ -38,48 +32,34 @@ def class_of(solved, copies, folder):
 
 def grade(tree, folder, out, secret):
     """(Measured, {student: score}) of `tree` grading the class in `folder`, one notebook at a time."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree), str(tree / "student")])}
-    measured = run([sys.executable, "-m", "autograder", "grade", folder, "--out", out, "--jobs", "1",
-                    "--secret-file", secret], cwd=tree, env=env)
+    measured = grade_command(tree, folder, "--out", out, "--jobs", "1", "--secret-file", secret)
     scores = {path.parent.name: json.loads(path.read_text())["score"] for path in Path(out).glob("*/*.json")}
     return measured, scores
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--before", required=True, help="the revision to compare with (a commit, a tag, HEAD~1)")
-    parser.add_argument("--copies", type=int, default=8)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--lab", action="append", help="only these labs (default: every lab)")
-    args = parser.parse_args()
+    args = arguments(__doc__, rounds=3, copies=8)
     labs = [lab for lab in find_labs() if not args.lab or lab.name in args.lab]
-    with tempfile.TemporaryDirectory() as scratch:
-        scratch = Path(scratch)
-        trees = {"this checkout": ROOT, args.before: scratch / "before"}
-        with checked_out(args.before, trees[args.before]):
-            secret = scratch / "secret"  # both draw the same hidden inputs
-            secret.write_bytes(os.urandom(32))
-            build(scratch / "solved", solved=True)
-            for lab in labs:
-                folder = class_of(scratch / "solved" / lab.name / f"{lab.name}.ipynb", args.copies,
-                                  scratch / f"class-{lab.name}")
-                measured = {name: [] for name in trees}
-                for round_number in range(args.rounds):
-                    for name, tree in trees.items():
-                        out = scratch / f"out-{lab.name}-{round_number}-{name.replace(' ', '-')}"
-                        measured[name].append(grade(tree, folder, out, secret))
-                scores = {name: [s for _, s in runs] for name, runs in measured.items()}
-                every = [s for runs in scores.values() for s in runs]
-                if len(every[0]) != args.copies or any(s != every[0] for s in every):
-                    raise SystemExit(f"{lab.name}: the runs scored the class differently: {scores}")
-                least = {name: (min(m.wall for m, _ in runs), min(m.cpu for m, _ in runs))
-                         for name, runs in measured.items()}
-                (wall, cpu), (wall0, cpu0) = least["this checkout"], least[args.before]
-                print(f"{lab.name}, {args.copies} solved copies, each scored {sorted(set(every[0].values()))} "
-                      f"(least of {args.rounds}; CPU of the command by {measured[args.before][-1][0].counted}):")
-                print(f"  {args.before}: wall {wall0:6.1f} s, CPU {cpu0:6.1f} s")
-                print(f"  this checkout: wall {wall:6.1f} s, CPU {cpu:6.1f} s   ratio wall {wall / wall0:.2f}, "
-                      f"CPU {cpu / cpu0:.2f}")
+    with beside(args.before) as (scratch, trees, secret):
+        build(scratch / "solved", solved=True)
+        for lab in labs:
+            folder = class_of(scratch / "solved" / lab.name / f"{lab.name}.ipynb", args.copies,
+                              scratch / f"class-{lab.name}")
+            measured = {name: [] for name in trees}
+            for round_number in range(args.rounds):
+                for name, tree in trees.items():
+                    out = scratch / f"out-{lab.name}-{round_number}-{name.replace(' ', '-')}"
+                    measured[name].append(grade(tree, folder, out, secret))
+            every = [scores for runs in measured.values() for _, scores in runs]
+            if len(every[0]) != args.copies or any(scores != every[0] for scores in every):
+                raise SystemExit(f"{lab.name}: the runs scored the class differently: {every}")
+            least = {name: (min(m.wall for m, _ in runs), min(m.cpu for m, _ in runs))
+                     for name, runs in measured.items()}
+            (wall, cpu), (wall0, cpu0) = least[HERE], least[args.before]
+            print(f"{lab.name}, {args.copies} solved copies, each scored {sorted(set(every[0].values()))} "
+                  f"(least of {args.rounds}; CPU of the command by {measured[args.before][-1][0].counted}):")
+            print(f"  {args.before}: wall {wall0:6.1f} s, CPU {cpu0:6.1f} s")
+            print(f"  {HERE}: wall {wall:6.1f} s, CPU {cpu:6.1f} s   ratio wall {wall / wall0:.2f}, CPU {cpu / cpu0:.2f}")
 
 
 if __name__ == "__main__":
