@@ -248,8 +248,8 @@ def preload(modules, hidden):
     Returns why the zygote cannot serve, or None."""
     if "torch" not in hidden:
         import torch
-        # A first backward() imports this (and SymPy with it): 0.3 s of CPU in every worker
-        # that calls one, where the zygote pays it once.
+        # A first gradient from a given upstream gradient (backward(g), autograd.grad) imports
+        # this, and SymPy with it: 0.3 s of CPU in every worker that takes one, paid here once.
         import torch.fx.experimental.symbolic_shapes  # noqa: F401
 
         torch.set_num_threads(1)
