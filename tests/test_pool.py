@@ -119,7 +119,7 @@ def probe():
 def test_a_warm_worker_s_first_backward_imports_nothing(pool, tmp_path):
     """The zygote holds what PyTorch imports only when a first gradient is taken from a given
     upstream gradient (SymPy, by way of torch.fx): a worker that imported it itself paid 0.3 s of
-    CPU time, in every grading of scalar_engine and tensor_engine."""
+    CPU time, in every grading of scalar_engine (its MyReLU checks)."""
     worker = Worker(tmp_path, Limits(), True, pool)
     try:
         reply = worker.ask({"op": "probe", "source": FIRST_BACKWARD, "args": {}}, 60)
