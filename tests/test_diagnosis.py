@@ -16,7 +16,7 @@ import pytest
 from autograder.diagnosis import matching as diagnosis
 from autograder.diagnosis.answer_sketch import sketch, same
 from autograder.diagnosis.case_tokens import NOT_RUN, PASSED, STOPPED, failed, raised
-from autograder.diagnosis.matching import (REBUILD, REPLAY, SAYS, candidates, confirm, diagnose, known_for,
+from autograder.diagnosis.matching import (REBUILD, REPLAY, ROUNDING, SAYS, candidates, confirm, diagnose, known_for,
                                            stored)
 from autograder.grading import grade as grading_module
 from autograder.grading.grade import Clock, Options, error_kind, grade
@@ -27,7 +27,7 @@ from autograder.isolation.worker import Opaque, encode
 from autograder.labs import grading_for
 from autograder.labs.notebooks import solved_notebook, student_notebook
 from autograder.labs.vocabulary import Mistake
-from autograder.measuring.catalogue import mistaken
+from autograder.measuring.catalogue import mistaken, nudge
 from autograder.measuring.fingerprints import (check, measure, rates, stranger_answers, strangers,
                                                variant_answers, variants)
 
@@ -114,6 +114,39 @@ def test_mistakes_that_agree_are_named_only_when_their_advice_is_one():
     assert confirm([ZEROS], differing) is None, "the replies cannot tell them apart: say nothing"
     assert confirm([ZEROS], [differing[0], (differing[1][0], [ONES])]).mistakes == ("a",), \
         "a candidate whose replies differ does not count against one whose replies agree"
+
+
+def test_a_case_whose_reply_rounding_decides_is_not_compared():
+    """The build stores ROUNDING for a case whose reply moved when its inputs were nudged by one
+    unit in the last place (a Newton step through a nearly singular Hessian): another machine's
+    rounding may move it as far, so a reply there neither confirms nor rules out the mistake. A
+    reply of None is a sketch like any other."""
+    steady = mistake("steady", "one advice")
+    assert confirm([ONES, TWOS], [(steady, [ONES, ROUNDING])]).mistakes == ("steady",)
+    assert confirm([ONES, ZEROS], [(steady, [ONES, ROUNDING])]).mistakes == ("steady",)
+    assert confirm([TWOS, ZEROS], [(steady, [ONES, ROUNDING])]) is None, "the other cases still decide"
+    assert confirm([ONES, ONES], [(steady, [ROUNDING, ROUNDING])]) is None, "nothing left to compare: no name"
+    assert confirm([ONES, ONES], [(steady, [ONES, ROUNDING]), (mistake("other", "another"), [ROUNDING, ONES])]) \
+        is None, "two mistakes that a reply may agree with both, and two advices: say nothing"
+    assert confirm([ONES, ONES], [(steady, [ONES, sketch(None)])]) is None, "a function that returned None"
+
+
+def test_a_nudge_moves_every_float_one_step_away_from_zero_and_nothing_else():
+    x = np.array([[1.5, -2.0, 0.0, 5e-324], [np.inf, -0.0, 1e-300, np.nan]])
+    args = {"x": x, "steps": 3, "lr": 0.1, "flags": (True, np.float32(-4.0)), "ids": np.arange(3),
+            "nested": [{"w": x.astype(np.float32)}], "name": "relu", "zero": 0.0, "tiny": 5e-324}
+    moved = nudge(args)
+    assert moved["x"].dtype == x.dtype and moved["x"].shape == x.shape
+    assert moved["x"][0, 0] == np.nextafter(1.5, 2) and moved["x"][0, 1] == np.nextafter(-2.0, -3)
+    assert moved["x"][1, 2] > 1e-300 and np.all(moved["x"][x == 0] == 0) and np.signbit(moved["x"][1, 1])
+    assert moved["x"][0, 3] == 1e-323 and moved["tiny"] == 1e-323, "the smallest subnormal, twice as large"
+    assert moved["x"][1, 0] == np.inf and np.isnan(moved["x"][1, 3])
+    assert moved["zero"] == 0.0 and moved["steps"] == 3 and moved["name"] == "relu"
+    assert moved["lr"] == np.nextafter(0.1, 1) and type(moved["lr"]) is float
+    assert moved["flags"][0] is True and moved["flags"][1] == np.nextafter(np.float32(-4), np.float32(-5))
+    assert type(moved["flags"]) is tuple and moved["ids"].tolist() == [0, 1, 2]
+    assert moved["nested"][0]["w"].dtype == np.float32 and np.all(np.abs(moved["nested"][0]["w"][0, :2]) > [1.5, 2])
+    assert x[0, 0] == 1.5, "the case's own inputs are left as they were"
 
 
 def test_every_tier_chooses_candidates_and_only_the_replay_decides():

@@ -5,12 +5,14 @@ cells and through the grader, and tabulate what each one catches.
 """
 import ast
 import copy
+import math
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import nbformat
+import numpy as np
 
 from autodiff_check.cells import cell_name
 from autograder.diagnosis.matching import FINGERPRINT_SEEDS
@@ -236,7 +238,8 @@ def outcomes_by_seed(lab_name, notebook, seeds, options, activities=None):
         return _outcomes_by_seed(grading_for(lab_name), notebook, seeds, options, activities)
 
 
-def _outcomes_by_seed(grading, notebook, seeds, options, activities=None, halt=False):
+def _outcomes_by_seed(grading, notebook, seeds, options, activities=None, halt=False, nudged=()):
+    """`nudged`: the seeds of `seeds` whose cases are asked with their inputs nudged (`nudge`)."""
     sessions = Sessions(grading.lab, program(grading.lab, notebook), options,
                         Clock(options.limits.submission_seconds), grading)
     try:
@@ -247,26 +250,47 @@ def _outcomes_by_seed(grading, notebook, seeds, options, activities=None, halt=F
                 if halt and found[activity] and found[activity][-1].stopped:
                     found[activity].append(found[activity][-1])
                     continue
-                found[activity].append(judge_activity(sessions.of(activity), grading.probes,
-                                                      grading_for(grading.lab.name, seed).cases[activity], sketch=True))
+                cases = grading_for(grading.lab.name, seed).cases[activity]
+                if seed in nudged:
+                    cases = [replace(case, args=nudge(case.args)) for case in cases]
+                found[activity].append(judge_activity(sessions.of(activity), grading.probes, cases, sketch=True))
         return found
     finally:
         sessions.close()
 
 
-def fingerprints_by_seed(lab_name, mistakes, seeds, options, jobs, halt=False):
+def nudge(value):
+    """`value` with every float in it (a number, or in an array, at any depth of dicts, lists and
+    tuples) one unit in the last place further from zero; zeros, signs, infinities and everything
+    else as they were, so that a case's branches stay the same. What an answer replies to a case
+    nudged so is what rounding alone changes: another machine's vector code, another BLAS. A
+    subnormal's last place is a large part of it, so a case at that edge moves too and is left
+    uncompared: a diagnosis errs toward naming nothing."""
+    if isinstance(value, dict):
+        return {key: nudge(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(nudge(item) for item in value)
+    if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+        return np.where(np.isfinite(value) & (value != 0), np.nextafter(value, np.copysign(np.inf, value)), value)
+    if isinstance(value, (float, np.floating)) and math.isfinite(value) and value != 0:
+        return type(value)(np.nextafter(value, math.copysign(math.inf, value)))
+    return value
+
+
+def fingerprints_by_seed(lab_name, mistakes, seeds, options, jobs, halt=False, nudged=()):
     """[[the Outcome of its activity for each of `seeds`] for each of `mistakes`]: each wrong
     answer's activity judged as grading judges it, on the reference engine for the rest, every
     seed in turn in one worker (an Outcome's `fingerprint` holds its tokens, `sketches` what the
     answer replied). `halt`: once an answer's engine stops (it hangs or dies), its later seeds
     are not asked, as grading does not replay it, and repeat that Outcome: each would cost
-    another time limit."""
+    another time limit. `nudged`: seeds whose cases' inputs are nudged (`nudge`)."""
     grading = grading_for(lab_name)
     solved = solved_notebook(grading.lab, student_notebook(grading.lab))
 
     def prints(mistake):
         notebook = mistaken(grading.lab, solved, mistake)[1]
-        return _outcomes_by_seed(grading, notebook, seeds, options, [mistake.activity], halt)[mistake.activity]
+        return _outcomes_by_seed(grading, notebook, seeds, options, [mistake.activity], halt,
+                                 nudged)[mistake.activity]
 
     with warm(options) as options, ThreadPoolExecutor(max_workers=jobs) as threads:
         return list(threads.map(prints, mistakes))

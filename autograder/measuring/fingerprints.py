@@ -4,8 +4,10 @@
 
 Building runs every catalogued mistake's activity on the seeds of FINGERPRINT_SEEDS and writes
 autograder/labs/<lab>/fingerprints.json: each case's tokens over the seeds, and each case's
-reply sketched on REPLAY_SEED; it prints the mistakes that cannot be told apart (their replies
-agree on every case) but carry different advice, which the grader then never names. `--check`
+reply sketched on REPLAY_SEED, or ROUNDING where the same case with its inputs nudged by one unit
+in the last place gives a reply that differs (rounding decides it, so another machine may too); it
+prints the mistakes that cannot be told apart (their replies agree on every case) but carry
+different advice, which the grader then never names. `--check`
 builds nothing and fails when a lab's file is missing or out of date.
 `measure` diagnoses wrong answers the fingerprints were not built from on a fresh seed, for
 coverage and precision: the lab's variants.py (catalogued slips written another way: the right
@@ -18,8 +20,8 @@ import json
 from dataclasses import dataclass
 
 from autograder.diagnosis.answer_sketch import same
-from autograder.diagnosis.matching import (FINGERPRINT_SEEDS, REBUILD, REPLAY_SEED, candidates, confirm, diagnose,
-                                           fingerprints_path, inputs_digest, known_for, replayed_for, stored)
+from autograder.diagnosis.matching import (FINGERPRINT_SEEDS, REBUILD, REPLAY_SEED, ROUNDING, candidates, confirm,
+                                           diagnose, fingerprints_path, inputs_digest, known_for, replayed_for, stored)
 from autograder.labs import grading_for
 from autograder.labs.vocabulary import Mistake
 from autograder.measuring.catalogue import fingerprints_by_seed
@@ -33,10 +35,15 @@ def build(lab_name, options, jobs):
     grading = grading_for(lab_name)
     runs = fingerprints_by_seed(lab_name, grading.mistakes, FINGERPRINT_SEEDS, options, jobs)
     replay = FINGERPRINT_SEEDS.index(REPLAY_SEED)
+    # The replay's seed again, after the same seeds in the same worker, its inputs nudged: a
+    # reply that moves then is decided by rounding, which another machine does otherwise.
+    nudged = fingerprints_by_seed(lab_name, grading.mistakes, FINGERPRINT_SEEDS[:replay + 1], options, jobs,
+                                  nudged={REPLAY_SEED})
     entries = [{"activity": m.activity, "description": m.description,
                 "cases": [sorted(set(tokens)) for tokens in zip(*(outcome.fingerprint for outcome in outcomes))],
-                "sketches": list(outcomes[replay].sketches)}
-               for m, outcomes in zip(grading.mistakes, runs)]
+                "sketches": [mine if same(mine, moved) else ROUNDING
+                             for mine, moved in zip(outcomes[replay].sketches, again[replay].sketches)]}
+               for m, outcomes, again in zip(grading.mistakes, runs, nudged)]
     data = {"lab": lab_name, "inputs": inputs_digest(grading.lab, grading.mistakes), "seeds": list(FINGERPRINT_SEEDS),
             "replay_seed": REPLAY_SEED, "mistakes": entries}
     atomic_write(fingerprints_path(lab_name), compact(data).encode())
@@ -69,16 +76,22 @@ def compact(data):
 
 
 def alike(mistakes, sketches):
-    """Groups of mistakes of one activity whose replies agree on every case of REPLAY_SEED, with
-    more than one advice among them: the grader names none of them."""
+    """Groups of mistakes of one activity whose replies agree on every case of REPLAY_SEED (a
+    case left to rounding agrees with any), with more than one advice among them: the grader may
+    name none of them."""
     groups = []
     for mistake, mine in zip(mistakes, sketches):
         matching = [m for m, theirs in zip(mistakes, sketches) if m.activity == mistake.activity
-                    and len(theirs) == len(mine) and all(map(same, mine, theirs))]
+                    and len(theirs) == len(mine) and all(map(alike_or_unknown, mine, theirs))]
         names = sorted(m.description for m in matching)
         if len({m.advice for m in matching}) > 1 and (mistake.activity, names) not in groups:
             groups.append((mistake.activity, names))
     return groups
+
+
+def alike_or_unknown(a, b):
+    """Two stored sketches that a reply could agree with both: alike, or either left to rounding."""
+    return ROUNDING in (a, b) or same(a, b)
 
 
 def check(lab_names):
